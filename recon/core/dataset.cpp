@@ -1,0 +1,61 @@
+#include "recon/core/dataset.hpp"
+
+#include <cmath>
+
+#include "recon/core/errors.hpp"
+
+namespace recon {
+namespace {
+bool finite(const cdouble& v) { return std::isfinite(v.real()) && std::isfinite(v.imag()); }
+}  // namespace
+
+void Dataset::validate(const std::string& origin) const {
+    auto fail = [&](const std::string& what) { throw InputError(origin + ": " + what); };
+    if (grid.dims != 2 && grid.dims != 3) fail("grid must be 2D or 3D, not " + std::to_string(grid.dims) + "D");
+    for (int a = 0; a < 3; ++a) {
+        if (grid.n[a] < 1) fail("grid size " + grid.describe() + " has an empty axis");
+        if (a >= grid.dims && grid.n[a] != 1) fail("a 2D grid must have n_z = 1");
+        if (grid.n[a] > 4096) fail("grid axis of " + std::to_string(grid.n[a]) + " voxels is absurdly large (limit 4096)");
+    }
+    if (grid.voxels() > (std::size_t(1) << 30)) fail("grid " + grid.describe() + " has more than 2^30 voxels");
+    if (trajectory.dims != grid.dims)
+        fail("trajectory is " + std::to_string(trajectory.dims) + "D but the grid is " + std::to_string(grid.dims) + "D");
+    if (trajectory.k.size() % 3 != 0) fail("trajectory array length is not a multiple of 3");
+    const std::size_t M = samples();
+    if (M == 0) fail("trajectory has no samples");
+    if (coils < 1) fail("number of coils must be at least 1");
+    if (kspace.size() != std::size_t(coils) * M)
+        fail("k-space has " + std::to_string(kspace.size()) + " values but the trajectory has " + std::to_string(M) +
+             " samples x " + std::to_string(coils) + " coil(s)");
+    std::string why;
+    if (!trajectoryInBand(grid, trajectory, &why)) fail("trajectory: " + why);
+    for (std::size_t i = 0; i < kspace.size(); ++i)
+        if (!finite(kspace[i]))
+            fail("k-space value " + std::to_string(i % M) + " of coil " + std::to_string(i / M) + " is NaN or Inf");
+    if (!density.empty()) {
+        if (density.size() != M)
+            fail("density weights have " + std::to_string(density.size()) + " values, trajectory has " + std::to_string(M));
+        for (std::size_t m = 0; m < M; ++m)
+            if (!std::isfinite(density[m]) || density[m] < 0) fail("density weight " + std::to_string(m) + " is negative, NaN or Inf");
+    }
+    for (const auto* img : {&truth, &reference}) {
+        if (img->empty()) continue;
+        const char* what = img == &truth ? "true image" : "reference image";
+        if (img->size() != grid.voxels())
+            fail(std::string(what) + " has " + std::to_string(img->size()) + " voxels, the grid " + grid.describe() +
+                 " has " + std::to_string(grid.voxels()));
+        for (const auto& v : *img)
+            if (!finite(v)) fail(std::string(what) + " contains NaN or Inf");
+    }
+}
+
+std::size_t estimateReconstructionBytes(const Grid& g, std::size_t samples, Precision precision) {
+    const std::size_t c = precision == Precision::Single ? 8 : 16;
+    const std::size_t n = g.voxels();
+    const std::size_t n2 = g.doubled().voxels();
+    // CG: x, r, p, Ap, b, two per-term images, two term outputs; Toeplitz: FFT(Q) and a 2N work grid;
+    // samples: trajectory (3 floats) and data.
+    return 9 * n * c + 2 * n2 * c + samples * (3 * c / 2 + c);
+}
+
+}  // namespace recon

@@ -1,0 +1,39 @@
+// A data set as every part of the program sees it: what a reader returns, what
+// `simulate` makes, what the reconstruction consumes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "recon/core/conventions.hpp"
+#include "recon/core/types.hpp"
+
+namespace recon {
+
+struct Dataset {
+    std::string name;            // shown in the GUI and in tables
+    std::string source;          // where it came from, and which units were assumed
+    Grid grid;
+    Trajectory trajectory;       // cycles per FOV
+    int coils = 1;
+    ComplexArray kspace;         // coils x M, sample index fastest
+    std::vector<double> density; // optional density weights w (not sqrt(w)), M values
+    ComplexArray truth;          // optional true image (grid.voxels()), for error/PSNR
+    ComplexArray reference;      // optional anatomical reference (grid.voxels())
+    BasisFunction basis = kDefaultBasis;
+
+    std::size_t samples() const { return trajectory.samples(); }
+    bool hasTruth() const { return !truth.empty(); }
+    bool hasReference() const { return !reference.empty(); }
+    const cdouble* coil(int c) const { return kspace.data() + std::size_t(c) * samples(); }
+
+    // Throws InputError naming what is wrong: shapes, NaN/Inf, k outside the band,
+    // absurd sizes. `origin` (a file name) prefixes the message.
+    void validate(const std::string& origin = "data set") const;
+};
+
+// Bytes a reconstruction of this size needs on a backend of `precision`
+// (image vectors, Q on the 2N grid, NUFFT grids), for the data panel and OOM checks.
+std::size_t estimateReconstructionBytes(const Grid& g, std::size_t samples, Precision precision);
+
+}  // namespace recon

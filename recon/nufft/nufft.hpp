@@ -1,0 +1,55 @@
+// Non-uniform FFT on the CPU: spreading onto an oversampled grid with a
+// SpreadKernel, FFTW, deapodisation. Type 1 (adjoint) and type 2 (forward) in
+// the engine's sign conventions; the same spreading serves gridding and the
+// Pipe-Menon density compensation. Everything that depends only on the
+// trajectory (per-sample cells, the slab buckets) is computed once per plan.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <memory>
+#include <vector>
+
+#include "recon/core/errors.hpp"
+#include "recon/core/types.hpp"
+#include "recon/nufft/fft.hpp"
+#include "recon/nufft/spread_kernel.hpp"
+
+namespace recon {
+
+template <class T>
+class NufftPlan {
+public:
+    using C = std::complex<T>;
+    NufftPlan(const Trajectory& t, const SampleGrid& grid, const SpreadKernel& kernel, bool deapodize = true);
+
+    // out_j = sum_m c_m exp(+i 2 pi k_m . x_j), j over grid.points().
+    void adjoint(const C* c, C* out, const Progress& progress = {}) const;
+    // out_m = sum_j f_j exp(-i 2 pi k_m . x_j).
+    void forward(const C* f, C* out, const Progress& progress = {}) const;
+
+    // The raw steps on the oversampled grid (fineSize() points), for density compensation.
+    void spread(const C* c, C* fine) const;
+    void interpolate(const C* fine, C* c) const;
+    std::size_t fineSize() const { return std::size_t(G_[0]) * G_[1] * G_[2]; }
+    const SpreadKernel& kernel() const { return kernel_; }
+
+private:
+    template <class F>
+    void forEachWeight(std::size_t m, F&& f) const;
+
+    SampleGrid grid_;
+    SpreadKernel kernel_;
+    bool deapodize_;
+    int dims_;
+    std::size_t M_;
+    std::array<int, 3> G_{1, 1, 1};
+    std::array<int, 3> W_{1, 1, 1};
+    std::vector<double> pos_;         // 3 per sample: position in fine cells, in [0, G)
+    std::vector<int> start_;          // 3 per sample: first cell touched (may be negative)
+    std::vector<std::vector<std::uint32_t>> bucket_;  // samples by start cell (mod G) on the slow axis
+    std::array<std::vector<double>, 3> deapod_;
+    std::unique_ptr<FftPlan<T>> fwd_, bwd_;
+};
+
+}  // namespace recon

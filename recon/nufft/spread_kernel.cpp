@@ -1,0 +1,145 @@
+#include "recon/nufft/spread_kernel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "recon/core/conventions.hpp"
+
+namespace recon {
+namespace {
+
+// Gauss-Legendre nodes and weights on [0, 1] by Newton iteration on P_n.
+void gaussLegendre(int n, std::vector<double>& x, std::vector<double>& w) {
+    x.resize(n);
+    w.resize(n);
+    for (int i = 0; i < n; ++i) {
+        double z = std::cos(kPi * (i + 0.75) / (n + 0.5));
+        double dp = 0;
+        for (int it = 0; it < 100; ++it) {
+            double p0 = 1, p1 = 0;
+            for (int j = 1; j <= n; ++j) {
+                double p2 = p1;
+                p1 = p0;
+                p0 = ((2 * j - 1) * z * p1 - (j - 1) * p2) / j;
+            }
+            dp = n * (z * p0 - p1) / (z * z - 1);
+            double dz = p0 / dp;
+            z -= dz;
+            if (std::abs(dz) < 1e-16) break;
+        }
+        x[i] = 0.5 * (1 - z);
+        w[i] = 1.0 / ((1 - z * z) * dp * dp);  // (2 / ((1-z^2) dp^2)) / 2 for [0, 1]
+    }
+}
+
+}  // namespace
+
+double SpreadKernel::value(double z) const {
+    double h = 0.5 * width;
+    double a = std::abs(z);
+    if (a >= h) return 0.0;
+    switch (kind) {
+        case SpreadKernelKind::Linear: return 1.0 - a;
+        case SpreadKernelKind::KaiserBessel: {
+            double r = a / h;
+            return std::cyl_bessel_i(0.0, beta * std::sqrt(1 - r * r)) / std::cyl_bessel_i(0.0, beta);
+        }
+        case SpreadKernelKind::ExpSemicircle: {
+            double r = a / h;
+            return std::exp(beta * (std::sqrt(1 - r * r) - 1));
+        }
+    }
+    return 0.0;
+}
+
+std::vector<double> SpreadKernel::deapodization(int S, int G) const {
+    // Even kernel: 2 * integral_0^{W/2} psi(s) cos(2 pi s t / G) ds.
+    int nodes = 2 * width + 40;
+    if (kind == SpreadKernelKind::Linear) nodes = 64;  // the kink sits at the end point only
+    std::vector<double> x, w;
+    gaussLegendre(nodes, x, w);
+    double h = 0.5 * width;
+    std::vector<double> psi(nodes);
+    for (int q = 0; q < nodes; ++q) psi[q] = value(x[q] * h);
+    std::vector<double> out(S);
+    for (int j = 0; j < S; ++j) {
+        double t = j - S / 2;
+        double acc = 0;
+        for (int q = 0; q < nodes; ++q) acc += w[q] * psi[q] * std::cos(2 * kPi * x[q] * h * t / G);
+        out[j] = 2 * h * acc;
+    }
+    return out;
+}
+
+double SpreadKernel::integral() const { return deapodization(2, 2)[1]; }
+
+std::string SpreadKernel::describe() const {
+    std::string k = kind == SpreadKernelKind::KaiserBessel ? "Kaiser-Bessel"
+                    : kind == SpreadKernelKind::ExpSemicircle ? "exp-semicircle"
+                                                              : "linear";
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%s W=%d sigma=%.2f beta=%.3f", k.c_str(), width, sigma, beta);
+    return buf;
+}
+
+SpreadKernel SpreadKernel::kaiserBessel(double sigma, int width) {
+    if (sigma < 1.0 || width < 1 || width > 32) throw std::invalid_argument("Kaiser-Bessel kernel needs sigma >= 1 and 1 <= W <= 32");
+    SpreadKernel k;
+    k.kind = SpreadKernelKind::KaiserBessel;
+    k.width = width;
+    k.sigma = sigma;
+    double s = double(width) * width / (sigma * sigma) * (sigma - 0.5) * (sigma - 0.5) - 0.8;
+    k.beta = kPi * std::sqrt(std::max(s, 1e-6));
+    return k;
+}
+
+SpreadKernel SpreadKernel::expSemicircle(double sigma, int width) {
+    SpreadKernel k;
+    k.kind = SpreadKernelKind::ExpSemicircle;
+    k.width = width;
+    k.sigma = sigma;
+    k.beta = 2.30 * width;
+    return k;
+}
+
+SpreadKernel SpreadKernel::linear() {
+    SpreadKernel k;
+    k.kind = SpreadKernelKind::Linear;
+    k.width = 2;
+    k.sigma = 1.0;
+    return k;
+}
+
+SpreadKernel SpreadKernel::forTolerance(double tolerance) {
+    if (!(tolerance > 0) || !std::isfinite(tolerance)) throw std::invalid_argument("NUFFT tolerance must be a positive number");
+    int w = int(std::ceil(std::log10(1.0 / tolerance))) + 1;
+    return expSemicircle(2.0, std::clamp(w, 2, 16));
+}
+
+SpreadKernel SpreadKernel::fromOptions(const GriddingOptions& o) {
+    switch (o.kernel) {
+        case SpreadKernelKind::Linear: {
+            SpreadKernel k = linear();
+            k.sigma = o.oversampling;
+            return k;
+        }
+        case SpreadKernelKind::KaiserBessel: return kaiserBessel(o.oversampling, o.width);
+        case SpreadKernelKind::ExpSemicircle: return expSemicircle(o.oversampling, o.width);
+    }
+    return linear();
+}
+
+int oversampledLength(int S, double sigma) {
+    if (S <= 1) return 1;
+    int n = int(std::ceil(sigma * S - 1e-9));
+    if (n < 2) n = 2;
+    for (;; ++n) {
+        if (n % 2) continue;
+        int m = n;
+        for (int p : {2, 3, 5}) while (m % p == 0) m /= p;
+        if (m == 1) return n;
+    }
+}
+
+}  // namespace recon

@@ -1,0 +1,42 @@
+// Spreading kernels for the NUFFT and for gridding, and their Fourier
+// transforms for deapodisation. Shared by the CPU and CUDA backends: a backend
+// evaluates `value()` per sample offset (or the same closed forms on the device)
+// and divides by `deapodization()` on the output grid.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "recon/backend/backend.hpp"
+
+namespace recon {
+
+struct SpreadKernel {
+    SpreadKernelKind kind = SpreadKernelKind::ExpSemicircle;
+    int width = 7;            // W, in oversampled grid cells
+    double beta = 0;          // shape parameter (KB and ES)
+    double sigma = 2.0;       // oversampling factor
+
+    // Kernel value at offset z (in cells) from the sample; zero for |z| >= W/2.
+    double value(double z) const;
+    // Psi_hat(t) = integral psi(s) cos(2 pi s t / G) ds for t = -S/2 .. S/2-1 (length S),
+    // by Gauss-Legendre quadrature: works for every kernel kind alike.
+    std::vector<double> deapodization(int S, int G) const;
+    double integral() const;  // Psi_hat(0)
+    std::string describe() const;
+
+    // Beatty et al. 2005: beta = pi sqrt(W^2/sigma^2 (sigma - 1/2)^2 - 0.8).
+    static SpreadKernel kaiserBessel(double sigma, int width);
+    // Exponential of semicircle with beta = 2.30 W (Barnett et al. 2019, sigma = 2).
+    static SpreadKernel expSemicircle(double sigma, int width);
+    static SpreadKernel linear();
+    // The NUFFT's kernel for a requested relative accuracy (sigma = 2):
+    // W = ceil(log10(1/tol)) + 1, from 2 to 16.
+    static SpreadKernel forTolerance(double tolerance);
+    static SpreadKernel fromOptions(const GriddingOptions& o);
+};
+
+// Oversampled FFT length for an axis of S points: >= sigma*S, even, with small prime factors.
+int oversampledLength(int S, double sigma);
+
+}  // namespace recon

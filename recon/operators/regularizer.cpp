@@ -1,0 +1,120 @@
+#include "recon/operators/regularizer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "recon/core/errors.hpp"
+
+namespace recon {
+
+std::string toString(RegularizerKind k) {
+    switch (k) {
+        case RegularizerKind::Tikhonov: return "tikhonov";
+        case RegularizerKind::FiniteDifference: return "fd";
+        case RegularizerKind::AnatomicalFiniteDifference: return "anatomical";
+    }
+    return "?";
+}
+
+RegularizerKind parseRegularizer(const std::string& s) {
+    if (s == "tikhonov" || s == "identity" || s == "l2") return RegularizerKind::Tikhonov;
+    if (s == "fd" || s == "finite-differences" || s == "tv2" || s == "gradient") return RegularizerKind::FiniteDifference;
+    if (s == "anatomical" || s == "anatomical-fd" || s == "weighted-fd") return RegularizerKind::AnatomicalFiniteDifference;
+    throw std::invalid_argument("unknown regulariser '" + s + "' (expected tikhonov, fd or anatomical)");
+}
+
+std::string Regularizer::describe() const {
+    switch (kind) {
+        case RegularizerKind::Tikhonov: return "Tikhonov (W = I)";
+        case RegularizerKind::FiniteDifference: return "finite differences";
+        case RegularizerKind::AnatomicalFiniteDifference: return "anatomically weighted finite differences";
+    }
+    return "?";
+}
+
+CsrMatrix CsrMatrix::transposed() const {
+    CsrMatrix t;
+    t.rows = cols;
+    t.cols = rows;
+    t.row_ptr.assign(std::size_t(cols) + 1, 0);
+    for (auto c : col) t.row_ptr[std::size_t(c) + 1]++;
+    for (std::int64_t i = 0; i < cols; ++i) t.row_ptr[i + 1] += t.row_ptr[i];
+    t.col.resize(nnz());
+    t.val.resize(nnz());
+    std::vector<std::int64_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
+    for (std::int64_t r = 0; r < rows; ++r) {
+        for (std::int64_t j = row_ptr[r]; j < row_ptr[r + 1]; ++j) {
+            auto dst = next[std::size_t(col[j])]++;
+            t.col[dst] = std::int32_t(r);
+            t.val[dst] = val[j];
+        }
+    }
+    return t;
+}
+
+template <class T>
+void CsrMatrix::multiply(const std::complex<T>* x, std::complex<T>* y) const {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+        std::complex<T> acc = 0;
+        for (std::int64_t j = row_ptr[r]; j < row_ptr[r + 1]; ++j) acc += T(val[j]) * x[col[j]];
+        y[r] = acc;
+    }
+}
+template void CsrMatrix::multiply<float>(const cfloat*, cfloat*) const;
+template void CsrMatrix::multiply<double>(const cdouble*, cdouble*) const;
+
+Regularizer makeRegularizer(RegularizerKind kind, const Grid& g, const ComplexArray* reference,
+                            const AnatomicalOptions& opts) {
+    const std::int64_t nvox = std::int64_t(g.voxels());
+    if (nvox > std::int64_t(INT32_MAX)) throw InputError("grid " + g.describe() + " is too large for a sparse regulariser");
+    Regularizer reg;
+    reg.kind = kind;
+    CsrMatrix& w = reg.w;
+    w.cols = nvox;
+    w.row_ptr.push_back(0);
+    if (kind == RegularizerKind::Tikhonov) {
+        for (std::int64_t i = 0; i < nvox; ++i) {
+            w.col.push_back(std::int32_t(i));
+            w.val.push_back(1.0);
+            w.row_ptr.push_back(std::int64_t(w.col.size()));
+        }
+    } else {
+        double refmax = 0;
+        if (kind == RegularizerKind::AnatomicalFiniteDifference) {
+            if (!reference || reference->size() != std::size_t(nvox))
+                throw InputError("the anatomically weighted regulariser needs a reference image of " +
+                                 g.describe() + " voxels");
+            for (auto v : *reference) refmax = std::max(refmax, std::abs(v));
+            if (!(refmax > 0)) throw InputError("the reference image for the anatomical prior is all zero");
+        }
+        // One row per neighbour pair along each axis (no wrap-around): w (x_b - x_a).
+        const std::array<std::int64_t, 3> stride{1, g.n[0], std::int64_t(g.n[0]) * g.n[1]};
+        for (int axis = 0; axis < g.dims; ++axis) {
+            for (int z = 0; z < g.n[2]; ++z)
+                for (int y = 0; y < g.n[1]; ++y)
+                    for (int x = 0; x < g.n[0]; ++x) {
+                        std::array<int, 3> p{x, y, z};
+                        if (p[axis] + 1 >= g.n[axis]) continue;
+                        std::int64_t a = std::int64_t(g.index(x, y, z));
+                        std::int64_t b = a + stride[axis];
+                        double weight = 1.0;
+                        if (kind == RegularizerKind::AnatomicalFiniteDifference) {
+                            double jump = std::abs(std::abs((*reference)[b]) - std::abs((*reference)[a])) / refmax;
+                            if (jump > opts.edge_threshold) weight = opts.edge_weight;
+                        }
+                        w.col.push_back(std::int32_t(a));
+                        w.val.push_back(-weight);
+                        w.col.push_back(std::int32_t(b));
+                        w.val.push_back(weight);
+                        w.row_ptr.push_back(std::int64_t(w.col.size()));
+                    }
+        }
+    }
+    w.rows = std::int64_t(w.row_ptr.size()) - 1;
+    reg.wt = w.transposed();
+    return reg;
+}
+
+}  // namespace recon

@@ -1,0 +1,51 @@
+// Regularisers W, stored sparse (CSR) as the reference paper does, so every
+// backend applies W^H W as two sparse products W^T (W x) from the same matrix.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "recon/core/types.hpp"
+
+namespace recon {
+
+enum class RegularizerKind { Tikhonov, FiniteDifference, AnatomicalFiniteDifference };
+std::string toString(RegularizerKind k);
+RegularizerKind parseRegularizer(const std::string& s);  // "tikhonov" | "fd" | "anatomical"
+
+// Real sparse matrix in CSR form (rows x cols). W's entries are real for every
+// regulariser we build, so W^H = W^T.
+struct CsrMatrix {
+    std::int64_t rows = 0, cols = 0;
+    std::vector<std::int64_t> row_ptr;  // rows + 1
+    std::vector<std::int32_t> col;      // nnz
+    std::vector<double> val;            // nnz
+
+    std::size_t nnz() const { return val.size(); }
+    CsrMatrix transposed() const;
+    // y = A x (y resized); x, y complex.
+    template <class T>
+    void multiply(const std::complex<T>* x, std::complex<T>* y) const;
+};
+
+struct Regularizer {
+    RegularizerKind kind = RegularizerKind::FiniteDifference;
+    CsrMatrix w;   // W
+    CsrMatrix wt;  // W^T, kept so W^H W needs no scattered writes on any backend
+    std::string describe() const;
+};
+
+struct AnatomicalOptions {
+    // Edge threshold relative to the reference's maximum: neighbours whose
+    // reference magnitudes differ by more than this are not smoothed together.
+    double edge_threshold = 0.1;
+    // Weight left on a difference that crosses a detected edge (0 = none).
+    double edge_weight = 0.05;
+};
+
+// Builds W for `grid`. The anatomical kind needs `reference` (grid.voxels() values).
+Regularizer makeRegularizer(RegularizerKind kind, const Grid& grid, const ComplexArray* reference = nullptr,
+                            const AnatomicalOptions& opts = {});
+
+}  // namespace recon

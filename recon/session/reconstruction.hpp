@@ -1,0 +1,104 @@
+// The reconstruction "session": one data set on one backend, with everything
+// that depends only on the trajectory (density weights, Q) or on the data
+// (F^H d) computed once and reused, so a lambda change reruns only CG. The CLI
+// and the GUI's controller both drive this class; it has no threads of its own
+// and reports through callbacks on the caller's thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "recon/backend/backend.hpp"
+#include "recon/core/dataset.hpp"
+#include "recon/core/metrics.hpp"
+#include "recon/operators/regularizer.hpp"
+
+namespace recon {
+
+struct SolveOptions {
+    RegularizerKind regularizer = RegularizerKind::FiniteDifference;
+    double lambda = 0.02;         // multiplies s = Q(0) (docs/CONVENTIONS.md)
+    int iterations = 60;
+    double tolerance = 0;         // stop when the relative residual falls below (0: run all)
+    int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
+    FourierMethod method{"", 1e-6};  // empty name: the backend's default
+    AnatomicalOptions anatomical;
+};
+
+// Called after every CG iteration, on the thread that called solve(). `snapshot`
+// is non-null every snapshot_every iterations and on the last one. `coil` counts
+// from 0; multi-coil data are solved coil by coil and combined by sum of squares.
+using IterationObserver =
+    std::function<void(int coil, const IterationRecord& record, const ComplexArray* snapshot)>;
+
+struct SolveResult {
+    ComplexArray image;                  // combined over coils
+    std::vector<IterationRecord> history;  // of the last coil (all of them for one coil)
+    bool cancelled = false;              // stopped early; `image` is the last complete iterate
+    double seconds = 0;                  // the CG loop alone
+    double lambda = 0;
+    double lambda_scale = 0;
+    std::string method;
+};
+
+struct GriddingResult {
+    std::string name;     // "gridding-trilinear" / "gridding-kb"
+    ComplexArray image;   // in image units (docs/CONVENTIONS.md: divided by N^d)
+    double seconds = 0;
+};
+
+class ReconstructionSession {
+public:
+    explicit ReconstructionSession(std::shared_ptr<Backend> backend);
+
+    void setDataset(std::shared_ptr<const Dataset> data);  // drops caches tied to the old one
+    const Dataset& dataset() const;
+    bool hasDataset() const { return data_ != nullptr; }
+    Backend& backend() { return *backend_; }
+    std::shared_ptr<Backend> backendPtr() const { return backend_; }
+
+    // Density compensation weights: the data set's own, else Pipe-Menon (cached).
+    const std::vector<double>& densityWeights(const Progress& progress = {});
+    GriddingResult gridTrilinear(const Progress& progress = {});
+    GriddingResult gridKaiserBessel(const GriddingOptions& opts = kaiserBesselGridding(), const Progress& progress = {});
+
+    // F^H d of one coil and the Toeplitz kernel, cached per method.
+    const ComplexArray& adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
+    std::shared_ptr<const ToeplitzKernel> toeplitz(const FourierMethod& method, const Progress& progress = {});
+    double lambdaScale() const;  // s = Q(0)
+
+    // The iterative reconstruction. `warm` (a previous result) starts CG there.
+    // Cancel takes effect between iterations (and inside F^H d and Q).
+    SolveResult solve(const SolveOptions& opts, const IterationObserver& observer = {},
+                      const std::atomic<bool>* cancel = nullptr, const ComplexArray* warm = nullptr,
+                      const std::function<void(const std::string& phase, double fraction)>& phase = {});
+
+    // F rho (with phi) at the data set's samples, for simulation checks.
+    ComplexArray forward(const ComplexArray& image, const FourierMethod& method);
+
+    std::string cacheStatus() const;  // e.g. "cached: Q (nufft 1e-06), F^H d, density weights"
+    FourierMethod resolve(const FourierMethod& m) const;
+
+private:
+    std::vector<double> phiValues() const;  // phi(k_m), real
+
+    std::shared_ptr<Backend> backend_;
+    std::shared_ptr<const Dataset> data_;
+    mutable std::mutex mutex_;  // guards the caches against a status query from another thread
+    std::vector<double> density_;
+    std::map<std::string, std::vector<ComplexArray>> fhd_;  // method key -> per coil
+    std::map<std::string, std::shared_ptr<const ToeplitzKernel>> toeplitz_;
+    std::shared_ptr<const Regularizer> regularizer_;
+    RegularizerKind regularizer_kind_{};
+    double regularizer_key_ = -1;
+};
+
+// Sum of squares over coils: sqrt(sum |x_c|^2), real and non-negative.
+ComplexArray sumOfSquares(const std::vector<ComplexArray>& coils);
+
+}  // namespace recon
