@@ -1,0 +1,29 @@
+// The built-in demo cases: analytic phantom + trajectory (+ noise), made on the fly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "recon/core/dataset.hpp"
+#include "recon/trajectory/trajectories.hpp"
+
+namespace recon {
+
+struct CaseSpec {
+    std::string name;
+    TrajectorySpec trajectory;
+    double snr_db = 0;          // 0: noiseless
+    std::uint64_t seed = 1;
+    int truth_subsamples = 3;
+    double lambda = 0.02;       // a good lambda for this case (tuned)
+    std::string regularizer = "fd";
+};
+
+// The named presets ("default" is the acceptance case: 3D Shepp-Logan, 64^3,
+// 3D radial, 1,024 spokes x 64 samples, noiseless).
+std::vector<CaseSpec> demoCases();
+CaseSpec demoCase(const std::string& name);  // throws InputError listing the names
+std::shared_ptr<Dataset> simulate(const CaseSpec& spec);
+
+}  // namespace recon

@@ -1,0 +1,40 @@
+// Trajectory generators, all in cycles per FOV on a grid of n voxels per axis
+// (band [-n/2, n/2)). Readouts are contiguous in memory: sample m belongs to
+// readout m / readout_length.
+#pragma once
+
+#include <string>
+
+#include "recon/core/types.hpp"
+
+namespace recon {
+
+enum class TrajectoryKind { Radial3D, StackOfSpirals, GoldenAngleRadial2D, Spiral2D };
+std::string toString(TrajectoryKind k);
+TrajectoryKind parseTrajectoryKind(const std::string& s);  // radial-3d, stack-of-spirals, radial-2d, spiral-2d
+int dimsOf(TrajectoryKind k);
+
+struct TrajectorySpec {
+    TrajectoryKind kind = TrajectoryKind::Radial3D;
+    int n = 64;               // grid size per axis the trajectory is designed for
+    int readout = 0;          // samples per readout (0: n for radial, chosen for spirals)
+    int readouts = 0;         // spokes / interleaves (per partition for stack-of-spirals); 0: fully sampled
+    double undersampling = 1; // divides the Nyquist number of readouts when readouts == 0
+    double density_power = 2; // variable-density spiral: radius ~ t^(1/power)... see .cpp
+};
+
+// 3D radial "kooshball": full-diameter spokes whose directions follow the 2D
+// golden means (Chan et al. 2009), so any prefix of spokes covers the sphere evenly.
+Trajectory radial3D(int n, int spokes, int readout);
+// 2D golden-angle radial (111.246 degrees between successive spokes).
+Trajectory goldenAngleRadial2D(int n, int spokes, int readout);
+// 2D variable-density spiral: `interleaves` rotated copies, denser at the centre.
+Trajectory variableDensitySpiral2D(int n, int interleaves, int readout, double density_power = 2.0);
+// 3D stack of spirals: the 2D spiral on each of `partitions` kz planes (Cartesian in kz).
+Trajectory stackOfSpirals(int n, int partitions, int interleaves, int readout, double density_power = 2.0);
+
+Trajectory makeTrajectory(const TrajectorySpec& spec);
+// Readouts needed for Nyquist sampling at the edge of k-space for this kind and size.
+int nyquistReadouts(TrajectoryKind kind, int n);
+
+}  // namespace recon
