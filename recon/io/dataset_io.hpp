@@ -1,0 +1,66 @@
+// Reading and writing data sets and results. The format follows the file's
+// extension (and, for HDF5, its content: our own layout or ISMRMRD):
+//   .h5/.hdf5/.mrd  ReconStudio HDF5 layout (docs/FILE_FORMAT.md) or ISMRMRD
+//   .cfl/.hdr       BART (names with or without the extension)
+//   .nii/.nii.gz    NIfTI-1 (images only: magnitude, optionally phase)
+//   .png            one slice (images only)
+// Every reader validates before returning (Dataset::validate) and names the
+// file, the dataset and what is wrong; every writer writes a temporary file and
+// renames it, so an error or a cancel never leaves a half-written output.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recon/core/conventions.hpp"
+#include "recon/core/dataset.hpp"
+#include "recon/core/types.hpp"
+#include "recon/session/reconstruction.hpp"
+
+namespace recon {
+
+struct InputSpec {
+    std::string input;       // one file: HDF5 (own layout or ISMRMRD)
+    // BART data as separate arrays (used when `input` is empty):
+    std::string trajectory;  // (3, readout, readouts[, ...]) in cycles per FOV
+    std::string kspace;      // (1, readout, readouts, coils) or BART's usual dims
+    std::string truth;       // optional image
+    std::string reference;   // optional image
+    std::string density;     // optional density weights
+    std::optional<TrajectoryUnits> units;          // override the assumed units
+    std::optional<std::array<int, 3>> matrix;      // override the grid size (2D: n_z = 1)
+};
+
+// Which readers and writers this build has (HDF5/ISMRMRD are optional).
+std::vector<std::string> supportedInputFormats();
+std::vector<std::string> supportedOutputFormats();
+
+std::shared_ptr<Dataset> readDataset(const InputSpec& spec);
+void writeDataset(const std::string& path, const Dataset& data);
+
+struct ImageWriteOptions {
+    bool phase = false;          // NIfTI: also write the phase volume (NAME_phase.nii)
+    int slice = -1;              // PNG: slice index (-1: centre); axis below
+    int slice_axis = 2;          // PNG: 0 sagittal, 1 coronal, 2 axial
+    std::string description;     // stored where the format allows
+};
+void writeImage(const std::string& path, const Grid& grid, const ComplexArray& image,
+                const ImageWriteOptions& opts = {});
+ComplexArray readImage(const std::string& path, Grid* grid = nullptr);
+
+// A reconstruction and how it was made, for the HDF5 results group.
+struct ReconstructionRecord {
+    Grid grid;
+    ComplexArray gridding_trilinear, gridding_kb, iterative;  // any may be empty
+    double lambda = 0, lambda_scale = 0;
+    std::string regularizer, method, backend;
+    int iterations = 0;
+    std::vector<IterationRecord> history;
+};
+// Writes (or replaces) /results in an HDF5 file of our layout, or a new one.
+void writeReconstruction(const std::string& path, const ReconstructionRecord& rec);
+
+}  // namespace recon
