@@ -113,7 +113,7 @@ SpreadKernel SpreadKernel::linear() {
 
 SpreadKernel SpreadKernel::forTolerance(double tolerance) {
     if (!(tolerance > 0) || !std::isfinite(tolerance)) throw std::invalid_argument("NUFFT tolerance must be a positive number");
-    int w = int(std::ceil(std::log10(1.0 / tolerance))) + 1;
+    int w = int(std::ceil(std::log10(1.0 / tolerance))) + 2;
     return expSemicircle(2.0, std::clamp(w, 2, 16));
 }
 

@@ -27,3 +27,13 @@ CaseSpec demoCase(const std::string& name);  // throws InputError listing the na
 std::shared_ptr<Dataset> simulate(const CaseSpec& spec);
 
 }  // namespace recon
+
+#include "recon/backend/backend.hpp"
+#include "recon/core/metrics.hpp"
+
+namespace recon {
+// The Gibbs floor of a simulated case: the quality of the reconstruction from
+// full Cartesian data (every integer k in the band, exact analytic values)
+// against the case's truth. No method can be expected to beat it.
+Quality cartesianFloor(const CaseSpec& spec, const Dataset& data, Backend& backend);
+}  // namespace recon

@@ -20,7 +20,7 @@ struct TrajectorySpec {
     int readout = 0;          // samples per readout (0: n for radial, chosen for spirals)
     int readouts = 0;         // spokes / interleaves (per partition for stack-of-spirals); 0: fully sampled
     double undersampling = 1; // divides the Nyquist number of readouts when readouts == 0
-    double density_power = 2; // variable-density spiral: radius ~ t^(1/power)... see .cpp
+    double density_power = 1.5; // variable-density spiral: radius = kmax * tau^power (> 1: denser centre)
 };
 
 // 3D radial "kooshball": full-diameter spokes whose directions follow the 2D
@@ -29,9 +29,9 @@ Trajectory radial3D(int n, int spokes, int readout);
 // 2D golden-angle radial (111.246 degrees between successive spokes).
 Trajectory goldenAngleRadial2D(int n, int spokes, int readout);
 // 2D variable-density spiral: `interleaves` rotated copies, denser at the centre.
-Trajectory variableDensitySpiral2D(int n, int interleaves, int readout, double density_power = 2.0);
+Trajectory variableDensitySpiral2D(int n, int interleaves, int readout, double density_power = 1.5);
 // 3D stack of spirals: the 2D spiral on each of `partitions` kz planes (Cartesian in kz).
-Trajectory stackOfSpirals(int n, int partitions, int interleaves, int readout, double density_power = 2.0);
+Trajectory stackOfSpirals(int n, int partitions, int interleaves, int readout, double density_power = 1.5);
 
 Trajectory makeTrajectory(const TrajectorySpec& spec);
 // Readouts needed for Nyquist sampling at the edge of k-space for this kind and size.

@@ -1,0 +1,66 @@
+#include "arguments.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace recon::cli {
+
+Arguments::Arguments(const std::vector<std::string>& args, const std::set<std::string>& options,
+                     const std::set<std::string>& flags) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a.rfind("--", 0) != 0) throw UsageError("unexpected argument '" + a + "'");
+        std::string name = a.substr(2), value;
+        const auto eq = name.find('=');
+        const bool inline_value = eq != std::string::npos;
+        if (inline_value) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        if (flags.count(name)) {
+            if (inline_value) throw UsageError("--" + name + " takes no value");
+            flags_.insert(name);
+        } else if (options.count(name)) {
+            if (!inline_value) {
+                if (i + 1 >= args.size()) throw UsageError("--" + name + " needs a value");
+                value = args[++i];
+            }
+            values_[name] = value;
+        } else {
+            throw UsageError("unknown option --" + name);
+        }
+    }
+}
+
+std::string Arguments::get(const std::string& name, const std::string& fallback) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? fallback : it->second;
+}
+
+std::optional<std::string> Arguments::maybe(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return std::nullopt;
+    return it->second;
+}
+
+double Arguments::number(const std::string& name, double fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    char* end = nullptr;
+    double v = std::strtod(it->second.c_str(), &end);
+    if (end == it->second.c_str() || *end != '\0' || !std::isfinite(v))
+        throw UsageError("--" + name + " expects a number, got '" + it->second + "'");
+    return v;
+}
+
+int Arguments::integer(const std::string& name, int fallback) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    char* end = nullptr;
+    long v = std::strtol(it->second.c_str(), &end, 10);
+    if (end == it->second.c_str() || *end != '\0' || v < -2147483647L || v > 2147483647L)
+        throw UsageError("--" + name + " expects an integer, got '" + it->second + "'");
+    return int(v);
+}
+
+}  // namespace recon::cli

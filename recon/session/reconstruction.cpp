@@ -1,0 +1,267 @@
+#include "recon/session/reconstruction.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "recon/core/errors.hpp"
+
+namespace recon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string methodKey(const FourierMethod& m) {
+    if (m.name == "nufft") {
+        std::ostringstream s;
+        s << m.name << " " << m.tolerance;
+        return s.str();
+    }
+    return m.name;
+}
+
+// Gridding output in image units: the adjoint sum over density-weighted data
+// approximates N^d times the object (docs/CONVENTIONS.md), so divide once here.
+void toImageUnits(ComplexArray& img, const Grid& g) {
+    const double s = 1.0 / double(g.voxels());
+    for (auto& v : img) v *= s;
+}
+
+}  // namespace
+
+ReconstructionSession::ReconstructionSession(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {
+    if (!backend_) throw std::invalid_argument("ReconstructionSession needs a backend");
+}
+
+void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
+    if (data) data->validate(data->name.empty() ? "data set" : data->name);
+    std::lock_guard<std::mutex> lock(mutex_);
+    data_ = std::move(data);
+    density_.clear();
+    fhd_.clear();
+    toeplitz_.clear();
+    regularizer_.reset();
+    regularizer_key_ = -1;
+}
+
+const Dataset& ReconstructionSession::dataset() const {
+    if (!data_) throw Error("no data set loaded");
+    return *data_;
+}
+
+FourierMethod ReconstructionSession::resolve(const FourierMethod& m) const {
+    FourierMethod r = m;
+    if (r.name.empty()) r.name = backend_->defaultMethod();
+    return r;
+}
+
+std::vector<double> ReconstructionSession::phiValues() const {
+    const Dataset& d = dataset();
+    std::vector<double> phi(d.samples());
+    for (std::size_t m = 0; m < phi.size(); ++m)
+        phi[m] = basisTransform(d.basis, d.grid, d.trajectory.kx(m), d.trajectory.ky(m), d.trajectory.kz(m));
+    return phi;
+}
+
+double ReconstructionSession::lambdaScale() const {
+    const Dataset& d = dataset();
+    return regularizationScale(d.basis, d.grid, d.trajectory);
+}
+
+const std::vector<double>& ReconstructionSession::densityWeights(const Progress& progress) {
+    const Dataset& d = dataset();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!density_.empty()) return density_;
+    }
+    std::vector<double> w = !d.density.empty()
+                                ? d.density
+                                : backend_->densityCompensation(d.trajectory, d.grid, kaiserBesselGridding(2.0, 4), 20, progress);
+    std::lock_guard<std::mutex> lock(mutex_);
+    density_ = std::move(w);
+    return density_;
+}
+
+GriddingResult ReconstructionSession::gridTrilinear(const Progress& progress) {
+    GriddingResult r = gridKaiserBessel(trilinearGridding(), progress);
+    r.name = "gridding-trilinear";
+    return r;
+}
+
+GriddingResult ReconstructionSession::gridKaiserBessel(const GriddingOptions& opts, const Progress& progress) {
+    const Dataset& d = dataset();
+    const auto t0 = Clock::now();
+    const std::vector<double>& w = densityWeights(progress);
+    std::vector<ComplexArray> coils;
+    for (int c = 0; c < d.coils; ++c) {
+        ComplexArray weighted(d.samples()), img;
+        const cdouble* data = d.coil(c);
+        for (std::size_t m = 0; m < weighted.size(); ++m) weighted[m] = w[m] * data[m];
+        backend_->grid(d.trajectory, weighted, d.grid, opts, img, progress);
+        toImageUnits(img, d.grid);
+        coils.push_back(std::move(img));
+    }
+    GriddingResult r;
+    r.name = opts.kernel == SpreadKernelKind::Linear ? "gridding-trilinear" : "gridding-kb";
+    r.image = d.coils == 1 ? std::move(coils[0]) : sumOfSquares(coils);
+    r.seconds = secondsSince(t0);
+    return r;
+}
+
+const ComplexArray& ReconstructionSession::adjointData(int coil, const FourierMethod& method, const Progress& progress) {
+    const Dataset& d = dataset();
+    const FourierMethod m = resolve(method);
+    const std::string key = methodKey(m);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = fhd_.find(key);
+        if (it != fhd_.end() && !it->second[std::size_t(coil)].empty()) return it->second[std::size_t(coil)];
+    }
+    const std::vector<double> phi = phiValues();
+    ComplexArray mu(d.samples()), out;
+    const cdouble* data = d.coil(coil);
+    for (std::size_t i = 0; i < mu.size(); ++i) mu[i] = phi[i] * data[i];  // phi is real: phi* d = phi d
+    backend_->adjointSum(d.trajectory, mu, SampleGrid::image(d.grid), out, m, progress);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& slot = fhd_[key];
+    slot.resize(std::size_t(d.coils));
+    slot[std::size_t(coil)] = std::move(out);
+    return slot[std::size_t(coil)];
+}
+
+std::shared_ptr<const ToeplitzKernel> ReconstructionSession::toeplitz(const FourierMethod& method, const Progress& progress) {
+    const Dataset& d = dataset();
+    const FourierMethod m = resolve(method);
+    const std::string key = methodKey(m);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = toeplitz_.find(key);
+        if (it != toeplitz_.end()) return it->second;
+    }
+    std::vector<double> phi2 = phiValues();
+    for (auto& p : phi2) p *= p;
+    auto tk = backend_->makeToeplitz(d.grid, d.trajectory, phi2, m, progress);
+    std::lock_guard<std::mutex> lock(mutex_);
+    toeplitz_[key] = tk;
+    return tk;
+}
+
+SolveResult ReconstructionSession::solve(const SolveOptions& opts, const IterationObserver& observer,
+                                         const std::atomic<bool>* cancel, const ComplexArray* warm,
+                                         const std::function<void(const std::string&, double)>& phase) {
+    const Dataset& d = dataset();
+    if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
+    if (!(opts.lambda >= 0) || !std::isfinite(opts.lambda)) throw InputError("lambda must be a finite number >= 0");
+    const FourierMethod m = resolve(opts.method);
+    auto progressFor = [&](const std::string& name) {
+        Progress p;
+        p.cancel = cancel;
+        if (phase) p.report = [&phase, name](double f) { phase(name, f); };
+        return p;
+    };
+
+    SolveResult result;
+    result.method = methodKey(m);
+    result.lambda = opts.lambda;
+    result.lambda_scale = lambdaScale();
+
+    auto tk = toeplitz(m, progressFor("Q"));
+    std::shared_ptr<const Regularizer> reg;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (regularizer_ && regularizer_kind_ == opts.regularizer) reg = regularizer_;
+    }
+    if (!reg && opts.lambda > 0) {
+        const ComplexArray* ref = d.hasReference() ? &d.reference : nullptr;
+        if (opts.regularizer == RegularizerKind::AnatomicalFiniteDifference && !ref)
+            throw InputError("the anatomically weighted regulariser needs a reference image; this data set has none");
+        reg = std::make_shared<Regularizer>(makeRegularizer(opts.regularizer, d.grid, ref, opts.anatomical));
+        std::lock_guard<std::mutex> lock(mutex_);
+        regularizer_ = reg;
+        regularizer_kind_ = opts.regularizer;
+    }
+
+    std::vector<ComplexArray> coil_images;
+    const auto t0 = Clock::now();
+    for (int c = 0; c < d.coils && !result.cancelled; ++c) {
+        const ComplexArray& rhs = adjointData(c, m, progressFor("F^H d"));
+        SolverSetup setup;
+        setup.toeplitz = tk;
+        setup.rhs = &rhs;
+        double dn = 0;
+        for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
+        setup.data_norm2 = dn;
+        setup.regularizer = opts.lambda > 0 ? reg : nullptr;
+        setup.lambda = opts.lambda;
+        setup.lambda_scale = result.lambda_scale;
+        setup.truth = d.coils == 1 && d.hasTruth() ? &d.truth : nullptr;
+        setup.initial = (d.coils == 1 && warm && warm->size() == d.grid.voxels()) ? warm : nullptr;
+        auto solver = backend_->makeSolver(setup);
+
+        const auto tc = Clock::now();
+        ComplexArray snapshot;
+        std::vector<IterationRecord> history;
+        for (int it = 1; it <= opts.iterations; ++it) {
+            if (cancel && cancel->load()) {
+                result.cancelled = true;
+                break;
+            }
+            if (!solver->step()) break;
+            IterationRecord rec = solver->record();
+            rec.seconds = secondsSince(tc);
+            history.push_back(rec);
+            const bool last = it == opts.iterations || (opts.tolerance > 0 && rec.residual < opts.tolerance);
+            const bool snap = last || (opts.snapshot_every > 0 && it % opts.snapshot_every == 0);
+            if (snap) solver->image(snapshot);
+            if (observer) observer(c, rec, snap ? &snapshot : nullptr);
+            if (last) break;
+        }
+        ComplexArray img;
+        solver->image(img);
+        coil_images.push_back(std::move(img));
+        result.history = std::move(history);
+    }
+    result.seconds = secondsSince(t0);
+    if (coil_images.size() == 1) {
+        result.image = std::move(coil_images[0]);
+    } else if (!coil_images.empty()) {
+        result.image = sumOfSquares(coil_images);
+    }
+    return result;
+}
+
+ComplexArray ReconstructionSession::forward(const ComplexArray& image, const FourierMethod& method) {
+    const Dataset& d = dataset();
+    if (image.size() != d.grid.voxels()) throw InputError("forward: image does not match the grid " + d.grid.describe());
+    ComplexArray out;
+    backend_->forwardSum(d.trajectory, image, SampleGrid::image(d.grid), out, resolve(method));
+    const std::vector<double> phi = phiValues();
+    for (std::size_t m = 0; m < out.size(); ++m) out[m] *= phi[m];
+    return out;
+}
+
+std::string ReconstructionSession::cacheStatus() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : toeplitz_) parts.push_back("Q (" + k + ")");
+    for (const auto& [k, v] : fhd_) parts.push_back("F^H d (" + k + ")");
+    if (!density_.empty()) parts.push_back("density weights");
+    if (parts.empty()) return "nothing cached";
+    std::string s = "cached: ";
+    for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+    return s;
+}
+
+ComplexArray sumOfSquares(const std::vector<ComplexArray>& coils) {
+    if (coils.empty()) return {};
+    ComplexArray out(coils[0].size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        double s = 0;
+        for (const auto& c : coils) s += std::norm(c[i]);
+        out[i] = std::sqrt(s);
+    }
+    return out;
+}
+
+}  // namespace recon

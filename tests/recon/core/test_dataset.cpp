@@ -1,0 +1,62 @@
+// Bad input gets a clear message naming what is wrong.
+#include <gtest/gtest.h>
+
+#include "recon/core/dataset.hpp"
+#include "recon/core/errors.hpp"
+#include "recon/session/demo_cases.hpp"
+
+using namespace recon;
+
+namespace {
+
+Dataset small() {
+    Dataset d = *simulate(demoCase("small-2d"));
+    d.name = "test";
+    return d;
+}
+
+void expectError(const Dataset& d, const std::string& fragment) {
+    try {
+        d.validate("file.h5");
+        FAIL() << "no error for " << fragment;
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("file.h5"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+
+TEST(DatasetValidation, AcceptsASimulatedCase) { EXPECT_NO_THROW(small().validate()); }
+
+TEST(DatasetValidation, RejectsMismatchedLengths) {
+    Dataset d = small();
+    d.kspace.pop_back();
+    expectError(d, "k-space has");
+}
+
+TEST(DatasetValidation, RejectsNaN) {
+    Dataset d = small();
+    d.kspace[5] = cdouble(std::nan(""), 0);
+    expectError(d, "NaN");
+}
+
+TEST(DatasetValidation, RejectsTrajectoryOutsideTheBand) {
+    Dataset d = small();
+    d.trajectory.k[3] = 3.0 * d.grid.n[0];  // e.g. radians or a wrong scale
+    expectError(d, "outside the band");
+}
+
+TEST(DatasetValidation, RejectsAbsurdSizesAndWrongTruth) {
+    Dataset d = small();
+    d.grid.n = {100000, 4, 1};
+    expectError(d, "absurdly large");
+    d = small();
+    d.truth.resize(3);
+    expectError(d, "true image has 3 voxels");
+}
+
+TEST(DatasetValidation, MemoryEstimateGrowsWithTheGrid) {
+    EXPECT_GT(estimateReconstructionBytes(Grid::cube(3, 128), 284592, Precision::Single),
+              estimateReconstructionBytes(Grid::cube(3, 64), 284592, Precision::Single) * 7);
+}

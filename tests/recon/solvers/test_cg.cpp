@@ -1,0 +1,137 @@
+// The generic CG against a direct solve of a small Hermitian positive definite system.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "../test_support.hpp"
+#include "recon/solvers/cg.hpp"
+
+using namespace recon;
+using namespace recon::test;
+
+namespace {
+
+struct HostSpace {
+    using Vector = std::vector<cdouble>;
+    Vector make(std::size_t n) const { return Vector(n); }
+    void copy(const Vector& a, Vector& b) const { b = a; }
+    void zero(Vector& a) const { std::fill(a.begin(), a.end(), cdouble(0)); }
+    std::complex<double> dot(const Vector& a, const Vector& b) const { return inner(a, b); }
+    void axpy(double s, const Vector& x, Vector& y) const {
+        for (std::size_t i = 0; i < x.size(); ++i) y[i] += s * x[i];
+    }
+    void xpby(const Vector& x, double b, Vector& y) const {
+        for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] + b * y[i];
+    }
+    void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) const {
+        zero(y);
+        for (std::size_t k = 0; k < xs.size(); ++k) axpy(w[k], *xs[k], y);
+    }
+};
+
+using Matrix = std::vector<std::vector<cdouble>>;
+
+Matrix randomHpd(int n, unsigned seed, double shift) {
+    const ComplexArray r = randomComplex(std::size_t(n) * n, seed);
+    Matrix a(n, std::vector<cdouble>(n));
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            cdouble s = 0;
+            for (int k = 0; k < n; ++k) s += std::conj(r[k * n + i]) * r[k * n + j];
+            a[i][j] = s + (i == j ? shift : 0.0);
+        }
+    return a;
+}
+
+ComplexArray gaussSolve(Matrix a, ComplexArray b) {
+    const int n = int(b.size());
+    for (int c = 0; c < n; ++c) {
+        int p = c;
+        for (int r = c + 1; r < n; ++r)
+            if (std::abs(a[r][c]) > std::abs(a[p][c])) p = r;
+        std::swap(a[c], a[p]);
+        std::swap(b[c], b[p]);
+        for (int r = c + 1; r < n; ++r) {
+            cdouble f = a[r][c] / a[c][c];
+            for (int k = c; k < n; ++k) a[r][k] -= f * a[c][k];
+            b[r] -= f * b[c];
+        }
+    }
+    ComplexArray x(n);
+    for (int r = n - 1; r >= 0; --r) {
+        cdouble s = b[r];
+        for (int k = r + 1; k < n; ++k) s -= a[r][k] * x[k];
+        x[r] = s / a[r][r];
+    }
+    return x;
+}
+
+ConjugateGradient<HostSpace>::Apply matvec(const Matrix& a) {
+    return [a](const HostSpace::Vector& in, HostSpace::Vector& out) {
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            cdouble s = 0;
+            for (std::size_t j = 0; j < a.size(); ++j) s += a[i][j] * in[j];
+            out[i] = s;
+        }
+    };
+}
+
+TEST(ConjugateGradient, SolvesWeightedSumOfTermsLikeADirectSolve) {
+    const int n = 12;
+    HostSpace space;
+    const Matrix a = randomHpd(n, 1, 2.0), b = randomHpd(n, 2, 1.0);
+    const double w = 0.3;
+    const ComplexArray rhs = randomComplex(n, 3);
+    Matrix sum = a;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) sum[i][j] += w * b[i][j];
+    const ComplexArray exact = gaussSolve(sum, rhs);
+
+    ConjugateGradient<HostSpace> cg(space, {{"a", 1.0, matvec(a)}, {"b", w, matvec(b)}}, rhs, n);
+    cg.setReference(exact);
+    int steps = 0;
+    while (cg.stats().residual > 1e-12 && steps < 200 && cg.step()) ++steps;
+    EXPECT_LT(relativeError(cg.solution(), exact), 1e-8);
+    EXPECT_LT(cg.stats().residual, 1e-8);
+    EXPECT_LT(cg.stats().error_norm2, 1e-14 * inner(exact, exact).real());
+    // In exact arithmetic CG ends in at most n steps; allow a few for rounding.
+    EXPECT_LE(steps, n + 10);
+    // The tracked quadratic forms equal x^H A_i x.
+    ComplexArray ax(n);
+    matvec(a)(cg.solution(), ax);
+    EXPECT_NEAR(cg.stats().forms[0], inner(cg.solution(), ax).real(), 1e-8 * std::abs(cg.stats().forms[0]));
+}
+
+TEST(ConjugateGradient, ResidualDecreasesMonotonicallyInANormAndWarmStartHelps) {
+    const int n = 30;
+    HostSpace space;
+    const Matrix a = randomHpd(n, 5, 0.5);
+    const ComplexArray rhs = randomComplex(n, 6);
+    ConjugateGradient<HostSpace> cg(space, {{"a", 1.0, matvec(a)}}, rhs, n);
+    for (int i = 0; i < 8; ++i) cg.step();
+    const ComplexArray partial = cg.solution();
+    const double r8 = cg.stats().residual;
+    ConjugateGradient<HostSpace> warm(space, {{"a", 1.0, matvec(a)}}, rhs, n);
+    warm.setInitial(partial);
+    EXPECT_NEAR(warm.stats().residual, r8, 1e-9);
+    EXPECT_EQ(warm.stats().iteration, 0);
+}
+
+TEST(ConjugateGradient, WeightChangeRestartsFromCurrentIterate) {
+    const int n = 10;
+    HostSpace space;
+    const Matrix a = randomHpd(n, 7, 0.0), b = randomHpd(n, 8, 1.0);
+    const ComplexArray rhs = randomComplex(n, 9);
+    ConjugateGradient<HostSpace> cg(space, {{"a", 1.0, matvec(a)}, {"b", 0.1, matvec(b)}}, rhs, n);
+    for (int i = 0; i < 40 && cg.step(); ++i) {
+    }
+    cg.setWeight(1, 2.0);
+    for (int i = 0; i < 60 && cg.step(); ++i) {
+    }
+    Matrix sum = a;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) sum[i][j] += 2.0 * b[i][j];
+    EXPECT_LT(relativeError(cg.solution(), gaussSolve(sum, rhs)), 1e-8);
+}
+
+}  // namespace

@@ -1,0 +1,87 @@
+#include "test_support.hpp"
+
+#include <cmath>
+
+namespace recon::test {
+
+namespace {
+double position(const SampleGrid& g, int axis, int j) { return (j - g.size[axis] / 2) * g.spacing[axis]; }
+}  // namespace
+
+ComplexArray bruteAdjoint(const Trajectory& t, const ComplexArray& c, const SampleGrid& g) {
+    ComplexArray out(g.points());
+    for (int z = 0; z < g.size[2]; ++z)
+        for (int y = 0; y < g.size[1]; ++y)
+            for (int x = 0; x < g.size[0]; ++x) {
+                std::complex<long double> acc = 0;
+                for (std::size_t m = 0; m < t.samples(); ++m) {
+                    long double ph = 2.0L * 3.141592653589793238462643L *
+                                     (t.kx(m) * position(g, 0, x) + t.ky(m) * position(g, 1, y) + t.kz(m) * position(g, 2, z));
+                    acc += std::complex<long double>(c[m]) * std::complex<long double>(std::cos(ph), std::sin(ph));
+                }
+                out[(std::size_t(z) * g.size[1] + y) * g.size[0] + x] = cdouble(acc);
+            }
+    return out;
+}
+
+ComplexArray bruteForward(const Trajectory& t, const ComplexArray& f, const SampleGrid& g) {
+    ComplexArray out(t.samples());
+    for (std::size_t m = 0; m < t.samples(); ++m) {
+        std::complex<long double> acc = 0;
+        for (int z = 0; z < g.size[2]; ++z)
+            for (int y = 0; y < g.size[1]; ++y)
+                for (int x = 0; x < g.size[0]; ++x) {
+                    long double ph = -2.0L * 3.141592653589793238462643L *
+                                     (t.kx(m) * position(g, 0, x) + t.ky(m) * position(g, 1, y) + t.kz(m) * position(g, 2, z));
+                    acc += std::complex<long double>(f[(std::size_t(z) * g.size[1] + y) * g.size[0] + x]) *
+                           std::complex<long double>(std::cos(ph), std::sin(ph));
+                }
+        out[m] = cdouble(acc);
+    }
+    return out;
+}
+
+ComplexArray randomComplex(std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> nd;
+    ComplexArray v(n);
+    for (auto& x : v) x = cdouble(nd(rng), nd(rng));
+    return v;
+}
+
+Trajectory randomTrajectory(const Grid& g, std::size_t m, unsigned seed) {
+    std::mt19937 rng(seed);
+    Trajectory t;
+    t.dims = g.dims;
+    t.kind = "random";
+    for (std::size_t i = 0; i < m; ++i) {
+        for (int a = 0; a < 3; ++a) {
+            double half = g.n[a] / 2.0;
+            double k = 0;
+            if (a < g.dims) {
+                if (i % 7 == 0) k = -half;                                                    // band edge
+                else if (i % 5 == 0) k = std::uniform_real_distribution<double>(-0.3, 0.3)(rng);  // clustered centre
+                else k = std::uniform_real_distribution<double>(-half, half)(rng);
+            }
+            t.k.push_back(k);
+        }
+    }
+    return t;
+}
+
+double relativeError(const ComplexArray& a, const ComplexArray& ref) {
+    double e = 0, r = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        e += std::norm(a[i] - ref[i]);
+        r += std::norm(ref[i]);
+    }
+    return std::sqrt(e / r);
+}
+
+cdouble inner(const ComplexArray& a, const ComplexArray& b) {
+    cdouble s = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) s += std::conj(a[i]) * b[i];
+    return s;
+}
+
+}  // namespace recon::test
