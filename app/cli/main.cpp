@@ -14,6 +14,7 @@
 #include "recon/core/metrics.hpp"
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
+#include "recon/nufft/fft.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 #ifdef RECONSTUDIO_HAVE_BENCHMARK
@@ -47,6 +48,7 @@ Data (compare, recon):
                          BART .cfl/.hdr arrays (names with or without .cfl)
   --units U              trajectory units: cycles-per-fov (default), cycles-per-voxel, radians
   --matrix NxN[xN]       grid size (overrides the file's)
+  --basis B              voxel basis phi: box (default: sinc) | point (phi = 1; BART's phantom data)
 
 Reconstruction:
   --lambda L             regularisation weight, multiplies s = Q(0) (default: the case's, else 0.02)
@@ -148,10 +150,12 @@ Loaded loadData(const Arguments& a) {
             throw UsageError("BART data needs both --trajectory and --kspace");
         if (a.has("units")) in.units = parseTrajectoryUnits(a.get("units"));
         if (a.has("matrix")) in.matrix = parseMatrix(a.get("matrix"));
+        if (a.has("basis")) in.basis = parseBasis(a.get("basis"));
         l.data = readDataset(in);
     } else {
         l.spec = demoCase(a.get("case", "default"));
         l.data = simulate(*l.spec);
+        if (a.has("basis")) l.data->basis = parseBasis(a.get("basis"));
     }
     return l;
 }
@@ -180,7 +184,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
 }
 
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
-                                            "units", "matrix"};
+                                            "units", "matrix", "basis"};
 const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "iterations", "tolerance", "precision",
                                              "backend", "method", "nufft-tolerance", "threads"};
 

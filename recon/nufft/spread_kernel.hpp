@@ -16,6 +16,7 @@ struct SpreadKernel {
     int width = 7;            // W, in oversampled grid cells
     double beta = 0;          // shape parameter (KB and ES)
     double sigma = 2.0;       // oversampling factor
+    double norm = 1.0;        // KB: 1 / I0(beta), so the kernel is 1 at its centre
 
     // Kernel value at offset z (in cells) from the sample; zero for |z| >= W/2.
     double value(double z) const;

@@ -71,6 +71,21 @@ Phantom Phantom::sheppLogan2D() {
     return Phantom(2, parts);
 }
 
+Phantom Phantom::withAmplitudes(const std::vector<double>& amplitudes) const {
+    if (amplitudes.size() != parts_.size()) throw std::invalid_argument("withAmplitudes: one amplitude per part");
+    std::vector<Ellipsoid> parts = parts_;
+    for (std::size_t i = 0; i < parts.size(); ++i) parts[i].amplitude = amplitudes[i];
+    return Phantom(dims_, parts);
+}
+
+Phantom Phantom::referenceContrast() const {
+    // Brighter ventricles, darker grey matter than the modified Shepp-Logan: every
+    // boundary keeps a jump of at least 0.15, as a second scan of the same anatomy would.
+    std::vector<double> a{1.0, -0.75, 0.3, 0.3, -0.15, 0.15, 0.15, 0.15, 0.15, 0.15};
+    a.resize(parts_.size(), 0.15);
+    return withAmplitudes(a);
+}
+
 double Phantom::value(double x, double y, double z) const {
     double v = 0;
     for (std::size_t i = 0; i < parts_.size(); ++i) {

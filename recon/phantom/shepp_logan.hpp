@@ -26,6 +26,11 @@ public:
     explicit Phantom(int dims, std::vector<Ellipsoid> parts);
 
     int dims() const { return dims_; }
+    // The same geometry with other amplitudes (one per part): a scan of the same
+    // anatomy at another contrast, e.g. the reference for an anatomical prior.
+    Phantom withAmplitudes(const std::vector<double>& amplitudes) const;
+    // A T1-like contrast of the Shepp-Logan geometry (same edges, other intensities).
+    Phantom referenceContrast() const;
     // The object's value at x (FOV units).
     double value(double x, double y, double z = 0) const;
     // Continuous Fourier transform at k (cycles per FOV): integral rho(x) exp(-i 2 pi k.x) dx.

@@ -18,6 +18,7 @@ struct CaseSpec {
     int truth_subsamples = 3;
     double lambda = 0.02;       // a good lambda for this case (tuned)
     std::string regularizer = "fd";
+    bool reference = true;      // also simulate a reference scan (other contrast) for the anatomical prior
 };
 
 // The named presets ("default" is the acceptance case: 3D Shepp-Logan, 64^3,

@@ -1,6 +1,7 @@
 #include "recon/session/reconstruction.hpp"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -42,7 +43,6 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     fhd_.clear();
     toeplitz_.clear();
     regularizer_.reset();
-    regularizer_key_ = -1;
 }
 
 const Dataset& ReconstructionSession::dataset() const {
@@ -69,30 +69,56 @@ double ReconstructionSession::lambdaScale() const {
     return regularizationScale(d.basis, d.grid, d.trajectory);
 }
 
-const std::vector<double>& ReconstructionSession::densityWeights(const Progress& progress) {
+std::string toString(DensityMethod m) { return m == DensityMethod::PipeMenon ? "pipe-menon" : "radial-ramp"; }
+
+DensityMethod ReconstructionSession::trilinearDensityMethod() const {
+    const Dataset& d = dataset();
+    const bool radial = d.trajectory.kind.rfind("radial", 0) == 0;
+    return radial && d.density.empty() ? DensityMethod::RadialRamp : DensityMethod::PipeMenon;
+}
+
+const std::vector<double>& ReconstructionSession::densityWeights(DensityMethod method, const Progress& progress) {
     const Dataset& d = dataset();
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!density_.empty()) return density_;
+        auto it = density_.find(method);
+        if (it != density_.end()) return it->second;
     }
-    std::vector<double> w = !d.density.empty()
-                                ? d.density
-                                : backend_->densityCompensation(d.trajectory, d.grid, kaiserBesselGridding(2.0, 4), 20, progress);
+    std::vector<double> w;
+    if (!d.density.empty()) {
+        w = d.density;
+    } else if (method == DensityMethod::PipeMenon) {
+        w = backend_->densityCompensation(d.trajectory, d.grid, kaiserBesselGridding(2.0, 4), 20, progress);
+    } else {
+        // |k|^(d-1), scaled so the weights add up to the volume of the ball the spokes cover.
+        const Trajectory& t = d.trajectory;
+        double rmax = 0, sum = 0;
+        w.resize(t.samples());
+        for (std::size_t m = 0; m < w.size(); ++m) {
+            const double r = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
+            rmax = std::max(rmax, r);
+            w[m] = std::pow(r, d.grid.dims - 1);
+            sum += w[m];
+        }
+        const double volume = d.grid.dims == 3 ? 4.0 / 3.0 * kPi * rmax * rmax * rmax : kPi * rmax * rmax;
+        for (auto& v : w) v *= sum > 0 ? volume / sum : 0.0;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
-    density_ = std::move(w);
-    return density_;
+    return density_[method] = std::move(w);
 }
 
 GriddingResult ReconstructionSession::gridTrilinear(const Progress& progress) {
-    GriddingResult r = gridKaiserBessel(trilinearGridding(), progress);
-    r.name = "gridding-trilinear";
-    return r;
+    return gridWith(trilinearGridding(), trilinearDensityMethod(), progress);
 }
 
 GriddingResult ReconstructionSession::gridKaiserBessel(const GriddingOptions& opts, const Progress& progress) {
+    return gridWith(opts, DensityMethod::PipeMenon, progress);
+}
+
+GriddingResult ReconstructionSession::gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress) {
     const Dataset& d = dataset();
     const auto t0 = Clock::now();
-    const std::vector<double>& w = densityWeights(progress);
+    const std::vector<double>& w = densityWeights(density, progress);
     std::vector<ComplexArray> coils;
     for (int c = 0; c < d.coils; ++c) {
         ComplexArray weighted(d.samples()), img;
@@ -246,7 +272,7 @@ std::string ReconstructionSession::cacheStatus() const {
     std::vector<std::string> parts;
     for (const auto& [k, v] : toeplitz_) parts.push_back("Q (" + k + ")");
     for (const auto& [k, v] : fhd_) parts.push_back("F^H d (" + k + ")");
-    if (!density_.empty()) parts.push_back("density weights");
+    for (const auto& [k, v] : density_) parts.push_back("density weights (" + toString(k) + ")");
     if (parts.empty()) return "nothing cached";
     std::string s = "cached: ";
     for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];

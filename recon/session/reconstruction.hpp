@@ -52,6 +52,12 @@ struct GriddingResult {
     double seconds = 0;
 };
 
+// Density compensation for gridding. Pipe-Menon works for any trajectory; the
+// radial ramp |k|^(d-1) is the analytic density of radial sampling, the seeds'
+// era choice for simple gridding, and applies to radial trajectories only.
+enum class DensityMethod { PipeMenon, RadialRamp };
+std::string toString(DensityMethod m);
+
 class ReconstructionSession {
 public:
     explicit ReconstructionSession(std::shared_ptr<Backend> backend);
@@ -62,10 +68,19 @@ public:
     Backend& backend() { return *backend_; }
     std::shared_ptr<Backend> backendPtr() const { return backend_; }
 
-    // Density compensation weights: the data set's own, else Pipe-Menon (cached).
-    const std::vector<double>& densityWeights(const Progress& progress = {});
+    // Density compensation weights in k-space area per sample: the data set's own
+    // when it has them, else computed by `method` (cached per method).
+    const std::vector<double>& densityWeights(DensityMethod method, const Progress& progress = {});
+    const std::vector<double>& densityWeights(const Progress& progress = {}) {
+        return densityWeights(DensityMethod::PipeMenon, progress);
+    }
+    // The seeds' baseline: trilinear interpolation onto the N grid + iFFT, no
+    // deapodisation; density weights by the radial ramp for radial data, else Pipe-Menon.
     GriddingResult gridTrilinear(const Progress& progress = {});
+    // Convolution gridding (Beatty et al. 2005 Kaiser-Bessel, Pipe-Menon weights, deapodisation).
     GriddingResult gridKaiserBessel(const GriddingOptions& opts = kaiserBesselGridding(), const Progress& progress = {});
+    // The density method gridTrilinear uses for this data set.
+    DensityMethod trilinearDensityMethod() const;
 
     // F^H d of one coil and the Toeplitz kernel, cached per method.
     const ComplexArray& adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
@@ -90,12 +105,13 @@ private:
     std::shared_ptr<Backend> backend_;
     std::shared_ptr<const Dataset> data_;
     mutable std::mutex mutex_;  // guards the caches against a status query from another thread
-    std::vector<double> density_;
+    std::map<DensityMethod, std::vector<double>> density_;
     std::map<std::string, std::vector<ComplexArray>> fhd_;  // method key -> per coil
     std::map<std::string, std::shared_ptr<const ToeplitzKernel>> toeplitz_;
     std::shared_ptr<const Regularizer> regularizer_;
     RegularizerKind regularizer_kind_{};
-    double regularizer_key_ = -1;
+
+    GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);
 };
 
 // Sum of squares over coils: sqrt(sum |x_c|^2), real and non-negative.
