@@ -48,21 +48,35 @@ NufftPlan<T>::NufftPlan(const Trajectory& t, const SampleGrid& grid, const Sprea
     bwd_ = std::make_unique<FftPlan<T>>(G_, dims_, FftDirection::Backward);
 }
 
-// Calls f(fine_index_x, y, z, weight) for the W^d cells a sample touches.
+// The W cells a sample touches per axis: wrapped fine-grid offsets (already
+// multiplied by the axis stride) and kernel weights, so the W^d loop only adds.
+struct Footprint {
+    int w[3];
+    std::size_t offset[3][32];
+    double weight[3][32];
+};
+
 template <class T>
 template <class F>
 void NufftPlan<T>::forEachWeight(std::size_t m, F&& f) const {
-    double w[3][32];
+    Footprint fp;
+    const std::size_t stride[3] = {1, std::size_t(G_[0]), std::size_t(G_[0]) * G_[1]};
     for (int a = 0; a < 3; ++a) {
+        fp.w[a] = W_[a];
         if (a >= dims_) {
-            w[a][0] = 1.0;
+            fp.offset[a][0] = 0;
+            fp.weight[a][0] = 1.0;
             continue;
         }
-        for (int i = 0; i < W_[a]; ++i) w[a][i] = kernel_.value(start_[3 * m + a] + i - pos_[3 * m + a]);
+        const int st = start_[3 * m + a];
+        int c = wrap(st, G_[a]);
+        for (int i = 0; i < W_[a]; ++i) {
+            fp.offset[a][i] = std::size_t(c) * stride[a];
+            fp.weight[a][i] = kernel_.value(st + i - pos_[3 * m + a]);
+            if (++c == G_[a]) c = 0;
+        }
     }
-    for (int iz = 0; iz < W_[2]; ++iz)
-        for (int iy = 0; iy < W_[1]; ++iy)
-            for (int ix = 0; ix < W_[0]; ++ix) f(ix, iy, iz, w[0][ix] * w[1][iy] * w[2][iz]);
+    f(fp);
 }
 
 template <class T>
@@ -70,7 +84,6 @@ void NufftPlan<T>::spread(const C* c, C* fine) const {
     std::memset(static_cast<void*>(fine), 0, sizeof(C) * fineSize());
     const int slow = dims_ - 1;
     const int Gs = G_[slow], Ws = W_[slow];
-    const std::size_t sx = 1, sy = std::size_t(G_[0]), sz = std::size_t(G_[0]) * G_[1];
     // Each thread owns a slab of the slow axis and writes only there: no atomics,
     // and the sum does not depend on the thread count's scheduling.
 #pragma omp parallel
@@ -84,18 +97,34 @@ void NufftPlan<T>::spread(const C* c, C* fine) const {
             } else {
                 for (int d = -(Ws - 1); d < hi - lo; ++d) buckets.push_back(wrap(lo + d, Gs));
             }
+            const std::size_t slow_stride = slow == 0 ? 1 : slow == 1 ? std::size_t(G_[0]) : std::size_t(G_[0]) * G_[1];
             for (int b : buckets) {
                 for (std::uint32_t m : bucket_[std::size_t(b)]) {
                     const C v = c[m];
-                    const int* st = &start_[3 * m];
-                    forEachWeight(m, [&](int ix, int iy, int iz, double wt) {
-                        int idx[3] = {ix, iy, iz};
-                        int cs = wrap(st[slow] + idx[slow], Gs);
-                        if (cs < lo || cs >= hi) return;
-                        int cx = wrap(st[0] + ix, G_[0]);
-                        int cy = dims_ > 1 ? wrap(st[1] + iy, G_[1]) : 0;
-                        int cz = dims_ > 2 ? wrap(st[2] + iz, G_[2]) : 0;
-                        fine[cx * sx + cy * sy + cz * sz] += T(wt) * v;
+                    forEachWeight(m, [&](const Footprint& fp) {
+                        for (int iz = 0; iz < fp.w[2]; ++iz) {
+                            const std::size_t oz = fp.offset[2][iz];
+                            if (slow == 2) {
+                                const int plane = int(oz / slow_stride);
+                                if (plane < lo || plane >= hi) continue;
+                            }
+                            for (int iy = 0; iy < fp.w[1]; ++iy) {
+                                const std::size_t oy = fp.offset[1][iy];
+                                if (slow == 1) {
+                                    const int row = int(oy / slow_stride);
+                                    if (row < lo || row >= hi) continue;
+                                }
+                                const double wyz = fp.weight[2][iz] * fp.weight[1][iy];
+                                C* base = fine + oy + oz;
+                                for (int ix = 0; ix < fp.w[0]; ++ix) {
+                                    if (slow == 0) {
+                                        const int col = int(fp.offset[0][ix]);
+                                        if (col < lo || col >= hi) continue;
+                                    }
+                                    base[fp.offset[0][ix]] += T(wyz * fp.weight[0][ix]) * v;
+                                }
+                            }
+                        }
                     });
                 }
             }
@@ -105,16 +134,17 @@ void NufftPlan<T>::spread(const C* c, C* fine) const {
 
 template <class T>
 void NufftPlan<T>::interpolate(const C* fine, C* c) const {
-    const std::size_t sy = std::size_t(G_[0]), sz = std::size_t(G_[0]) * G_[1];
 #pragma omp parallel for schedule(dynamic, 256)
     for (std::int64_t m = 0; m < std::int64_t(M_); ++m) {
-        const int* st = &start_[3 * m];
         std::complex<double> acc = 0;
-        forEachWeight(std::size_t(m), [&](int ix, int iy, int iz, double wt) {
-            int cx = wrap(st[0] + ix, G_[0]);
-            int cy = dims_ > 1 ? wrap(st[1] + iy, G_[1]) : 0;
-            int cz = dims_ > 2 ? wrap(st[2] + iz, G_[2]) : 0;
-            acc += wt * std::complex<double>(fine[cx + cy * sy + cz * sz]);
+        forEachWeight(std::size_t(m), [&](const Footprint& fp) {
+            for (int iz = 0; iz < fp.w[2]; ++iz)
+                for (int iy = 0; iy < fp.w[1]; ++iy) {
+                    const C* base = fine + fp.offset[1][iy] + fp.offset[2][iz];
+                    std::complex<double> row = 0;
+                    for (int ix = 0; ix < fp.w[0]; ++ix) row += fp.weight[0][ix] * std::complex<double>(base[fp.offset[0][ix]]);
+                    acc += fp.weight[2][iz] * fp.weight[1][iy] * row;
+                }
         });
         c[m] = C(acc);
     }
