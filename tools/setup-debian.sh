@@ -12,5 +12,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   qt6-base-dev qt6-base-dev-tools libqt6opengl6-dev qt6-charts-dev \
   libvtk9-dev libhdf5-dev libismrmrd-dev ismrmrd-tools libnifti2-dev libpng-dev \
   xvfb xauth libgl1-mesa-dri \
-  bart dpkg-dev file \
+  bart dpkg-dev file appstream desktop-file-utils \
   > /dev/null
