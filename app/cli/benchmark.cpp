@@ -1,0 +1,677 @@
+#include "benchmark.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+#include "arguments.hpp"
+#include "recon/backend/backend.hpp"
+#include "recon/core/conventions.hpp"
+#include "recon/core/metrics.hpp"
+#include "recon/nufft/fft.hpp"
+#include "recon/operators/direct_sums.hpp"
+#include "recon/operators/regularizer.hpp"
+#include "recon/phantom/shepp_logan.hpp"
+#include "recon/trajectory/trajectories.hpp"
+#ifdef RECONSTUDIO_HAVE_CUDA
+#include "recon/cuda/cuda_backend.hpp"
+#include "recon/cuda/direct_sums.hpp"
+#include "recon/cuda/nufft_gpu.hpp"
+#include "recon/cuda/tuning.hpp"
+#endif
+
+namespace recon::cli {
+namespace {
+
+constexpr const char* kUsage = R"(usage: reconstudio-cli benchmark [options]
+
+Times F^H d for every version of the reference paper (Stone et al. 2008, Fig. 9)
+and this program's faster methods, then Q, CG and whole reconstructions, on the
+paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
+
+  --sizes LIST       grid sizes to run, comma separated (default 128; the paper's
+                     case). M scales with N^3 (Nyquist radial). The full version
+                     table runs at 128 and below; larger sizes run the fast methods.
+  --samples M        samples at N = 128 (default 284592)
+  --iterations K     CG iterations (default 60)
+  --resolve K        CG iterations after a lambda change (default 30)
+  --cpu-voxels V     voxels the CPU direct sums are timed on (default 8192; extrapolated)
+  --json FILE        also write the results as JSON
+  --skip-slow        leave out GPU.Base, RegAlloc, Coalesce and ConstMem
+  --retune           redo GPU.Tune's search instead of reading the cache
+  --no-cpu           leave out the CPU rows
+)";
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The paper's Figure 9 and section 5 (Quadro FX 5600, 2008), seconds for F^H d.
+struct PaperFigure {
+    const char* name;
+    double seconds;
+};
+const PaperFigure kPaper[] = {
+    {"CPU.SP", 22.5 * 60},    {"GPU.Base", 53.9 * 60}, {"GPU.RegAlloc", 34.1 * 60},
+    {"GPU.Coalesce", 34.1 * 60 / 1.2},  // "a speedup of nearly 20% over GPU.RegAlloc"
+    {"GPU.ConstMem", 4.4 * 60}, {"GPU.FastTrig", 15.0 * 128 * 128 * 128 * 284592.0 / 127.5e9},  // 127.5 GFLOP/s
+    {"GPU.Tune", 59},           {"GPU.Multi", 18},
+};
+double paperSeconds(const std::string& name) {
+    for (const auto& p : kPaper)
+        if (name == p.name) return p.seconds;
+    return kNaN;
+}
+
+struct Row {
+    std::string section;   // "F^H d", "Q", "CG", "reconstruction"
+    std::string name;
+    std::string note;
+    double seconds = kNaN;
+    double pairs = 0;            // (sample, voxel) pairs the exact sum has
+    double flops_per_pair = 0;   // the paper's counting (0: not a direct-sum row)
+    double rel_error = kNaN;     // against float64
+    double paper_seconds = kNaN;
+    double target_seconds = kNaN;  // the issues' targets on one H100
+    double sfu_bound_pairs = 0;    // device's SFU bound, pairs/s
+};
+
+struct Problem {
+    int n = 128;
+    Grid grid;
+    Trajectory traj;
+    ComplexArray data;   // d
+    ComplexArray c;      // conj(phi) d
+    std::vector<double> phi2;
+    double scale = 0;    // s = Q(0)
+    double dnorm2 = 0;
+    ComplexArray truth;
+};
+
+Problem makeProblem(int n, double samples128) {
+    Problem p;
+    p.n = n;
+    p.grid = Grid::cube(3, n);
+    const double f = n / 128.0;
+    // The paper's M = 284,592 = 2541 spokes x 112 samples at 128^3; Nyquist radial scales as N^3.
+    const double m = samples128 * f * f * f;
+    const int readout = std::max(8, int(std::lround(112 * f)));
+    const int spokes = std::max(1, int(std::ceil(m / readout)));
+    p.traj = radial3D(n, spokes, readout);
+    p.traj.k.resize(3 * std::size_t(std::llround(m)));
+    const Phantom ph = Phantom::sheppLogan3D();
+    p.data = ph.kspace(p.traj, p.grid);
+    p.c.resize(p.data.size());
+    p.phi2.resize(p.data.size());
+    for (std::size_t i = 0; i < p.data.size(); ++i) {
+        const double phi = basisTransform(BasisFunction::BoxVoxel, p.grid, p.traj.kx(i), p.traj.ky(i), p.traj.kz(i));
+        p.c[i] = phi * p.data[i];
+        p.phi2[i] = phi * phi;
+        p.scale += phi * phi;
+        p.dnorm2 += std::norm(p.data[i]);
+    }
+    p.truth = ph.image(p.grid, 2);
+    return p;
+}
+
+double seconds(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median wall time of `f` (which must synchronise), after one untimed run when it is fast.
+double timeIt(const std::function<void()>& f, int repeat = 5) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    const double first = seconds(t0);
+    if (first > 2.0) return first;  // slow versions: one run (its setup is a negligible share)
+    std::vector<double> t;
+    for (int i = 0; i < repeat; ++i) {
+        t0 = std::chrono::steady_clock::now();
+        f();
+        t.push_back(seconds(t0));
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+double relError(const std::complex<double>* a, const std::complex<double>* ref, std::size_t n) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        num += std::norm(a[i] - ref[i]);
+        den += std::norm(ref[i]);
+    }
+    return den > 0 ? std::sqrt(num / den) : kNaN;
+}
+
+std::string fmtTime(double s) {
+    char b[32];
+    if (std::isnan(s)) return "-";
+    if (s < 1e-3) std::snprintf(b, sizeof b, "%.0f us", s * 1e6);
+    else if (s < 1) std::snprintf(b, sizeof b, "%.2f ms", s * 1e3);
+    else if (s < 600) std::snprintf(b, sizeof b, "%.2f s", s);
+    else std::snprintf(b, sizeof b, "%.1f min", s / 60);
+    return b;
+}
+std::string fmtNum(const char* f, double v) {
+    if (std::isnan(v) || v == 0) return "-";
+    char b[32];
+    std::snprintf(b, sizeof b, f, v);
+    return b;
+}
+
+void printTable(const std::vector<Row>& rows, const std::string& device) {
+    std::printf("\n%s\n", device.c_str());
+    std::printf("%-28s %-33s %11s %10s %9s %7s %9s %11s %9s %9s  %s\n", "section", "method", "time", "pairs/s", "GFLOP/s",
+                "SFU %", "err f64", "paper", "x paper", "target", "note");
+    for (const Row& r : rows) {
+        const double pps = r.pairs > 0 && r.seconds > 0 ? r.pairs / r.seconds : kNaN;
+        const double gflops = r.flops_per_pair > 0 ? pps * r.flops_per_pair / 1e9 : kNaN;
+        const double sfu = r.sfu_bound_pairs > 0 && r.pairs > 0 ? 100 * pps / r.sfu_bound_pairs : kNaN;
+        std::printf("%-28s %-33s %11s %10s %9s %7s %9s %11s %9s %9s  %s\n", r.section.c_str(), r.name.c_str(),
+                    fmtTime(r.seconds).c_str(), fmtNum("%.3g", pps).c_str(), fmtNum("%.1f", gflops).c_str(),
+                    fmtNum("%.1f", sfu).c_str(), fmtNum("%.1e", r.rel_error).c_str(), fmtTime(r.paper_seconds).c_str(),
+                    fmtNum("%.0f", r.paper_seconds / r.seconds).c_str(), fmtTime(r.target_seconds).c_str(), r.note.c_str());
+    }
+}
+
+std::string jsonNumber(double v) {
+    if (!std::isfinite(v)) return "null";
+    char b[40];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return b;
+}
+std::string jsonString(const std::string& s) {
+    std::string o = "\"";
+    for (char ch : s) {
+        if (ch == '"' || ch == '\\') o += '\\';
+        o += ch;
+    }
+    return o + "\"";
+}
+
+void writeJson(const std::string& path, const std::vector<Row>& rows, const std::string& device) {
+    std::ofstream out(path);
+    if (!out) throw Error("cannot write " + path);
+    out << "{\n  \"device\": " << jsonString(device) << ",\n  \"rows\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        const double pps = r.pairs > 0 && r.seconds > 0 ? r.pairs / r.seconds : kNaN;
+        out << "    {\"section\": " << jsonString(r.section) << ", \"method\": " << jsonString(r.name)
+            << ", \"seconds\": " << jsonNumber(r.seconds) << ", \"pairs_per_second\": " << jsonNumber(pps)
+            << ", \"gflops_paper_counting\": " << jsonNumber(r.flops_per_pair > 0 ? pps * r.flops_per_pair / 1e9 : kNaN)
+            << ", \"sfu_fraction\": " << jsonNumber(r.sfu_bound_pairs > 0 ? pps / r.sfu_bound_pairs : kNaN)
+            << ", \"relative_error_vs_float64\": " << jsonNumber(r.rel_error)
+            << ", \"paper_seconds\": " << jsonNumber(r.paper_seconds) << ", \"target_seconds\": " << jsonNumber(r.target_seconds)
+            << ", \"note\": " << jsonString(r.note) << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+    }
+    out << "  ]\n}\n";
+}
+
+// CPU direct sums timed on the first `voxels` voxels' worth of rows (a slab of the
+// same grid), extrapolated to the whole grid: the full 128^3 sum takes hours.
+template <class T>
+Row cpuDirectRow(const Problem& p, int voxels, const char* name) {
+    SampleGrid slab = SampleGrid::image(p.grid);
+    const int rows = std::max(1, voxels / p.n);
+    slab.size = {p.n, std::min(rows, p.n), 1};
+    std::vector<std::complex<T>> c(p.c.begin(), p.c.end()), out(slab.points());
+    auto t0 = std::chrono::steady_clock::now();
+    directAdjointSum<T>(p.traj, c.data(), slab, out.data());
+    const double part = seconds(t0);
+    Row r;
+    r.section = "F^H d";
+    r.name = name;
+    r.pairs = double(p.grid.voxels()) * double(p.traj.samples());
+    r.seconds = part * double(p.grid.voxels()) / double(slab.points());
+    r.flops_per_pair = 38;
+    r.paper_seconds = p.n == 128 ? paperSeconds(name) : kNaN;
+    r.note = "extrapolated from " + std::to_string(slab.points()) + " voxels, " + std::to_string(cpuThreads()) + " threads";
+    return r;
+}
+
+Row cpuNufftRow(const Problem& p, double tol) {
+    auto cpu = createCpuBackend(Precision::Single);
+    ComplexArray out;
+    Row r;
+    r.section = "F^H d";
+    r.name = "CPU nufft " + fmtNum("%.0e", tol);
+    r.seconds = timeIt([&] { cpu->adjointSum(p.traj, p.c, SampleGrid::image(p.grid), out, {"nufft", tol}); }, 1);
+    r.pairs = double(p.grid.voxels()) * double(p.traj.samples());
+    r.note = std::to_string(cpuThreads()) + " threads, host arrays";
+    return r;
+}
+
+#ifdef RECONSTUDIO_HAVE_CUDA
+using namespace recon::cuda;
+
+struct Events {
+    cudaEvent_t a, b;
+    Events() {
+        check(cudaEventCreate(&a), "event");
+        check(cudaEventCreate(&b), "event");
+    }
+    ~Events() {
+        cudaEventDestroy(a);
+        cudaEventDestroy(b);
+    }
+};
+
+// Median device time of `f` (enqueued on `s`), in seconds; one warm-up when fast.
+double timeDevice(cudaStream_t s, const std::function<void()>& f, int repeat = 7) {
+    Events e;
+    auto once = [&] {
+        check(cudaEventRecord(e.a, s), "event");
+        f();
+        check(cudaEventRecord(e.b, s), "event");
+        check(cudaEventSynchronize(e.b), "event");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, e.a, e.b), "event");
+        return ms * 1e-3;
+    };
+    const double first = once();
+    if (first > 1.0) return first;
+    std::vector<double> t;
+    for (int i = 0; i < repeat; ++i) t.push_back(once());
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+template <class T>
+std::vector<cdouble> download(const DeviceBuffer<std::complex<T>>& d, std::size_t offset, std::size_t n) {
+    std::vector<std::complex<T>> h(d.size());
+    d.download(h.data(), h.size());
+    return std::vector<cdouble>(h.begin() + offset, h.begin() + offset + n);
+}
+
+struct GpuBench {
+    const Problem& p;
+    DeviceProps props;
+    cudaStream_t s;
+    std::vector<Row>& rows;
+    bool full;        // the whole version table (the paper's case)
+    bool skipSlow;
+    bool retune;
+
+    void run(int iterations, int resolveIterations) {
+        const SampleGrid img = SampleGrid::image(p.grid), dif = SampleGrid::differences(p.grid);
+        const double pairs = double(img.points()) * double(p.traj.samples());
+        const double qpairs = double(dif.points()) * double(p.traj.samples());
+
+        // Float64 references: the exact-fast sum in float64 (tested against the plain
+        // sum to 1e-9). The whole grid at N <= 128; a central slab above that.
+        std::vector<std::complex<double>> c64(p.c.begin(), p.c.end()), q64(p.phi2.begin(), p.phi2.end());
+        DeviceBuffer<std::complex<double>> dc64(c64.size(), "c"), dq64(q64.size(), "phi2");
+        dc64.upload(c64.data(), c64.size(), s);
+        dq64.upload(q64.data(), q64.size(), s);
+        auto slab = [](const SampleGrid& g, int planes) {
+            const std::size_t plane = std::size_t(g.size[0]) * g.size[1];
+            const std::size_t b = plane * std::size_t(std::max(0, g.size[2] / 2 - planes / 2));
+            return std::make_pair(b, std::min(g.points(), b + plane * std::size_t(planes)));
+        };
+        const auto refRange = p.n <= 128 ? std::make_pair(std::size_t(0), img.points()) : slab(img, 4);
+        const auto qRange = slab(dif, p.n <= 128 ? 16 : 4);
+        std::fprintf(stderr, "float64 references...\n");
+        auto t0 = std::chrono::steady_clock::now();
+        DeviceBuffer<std::complex<double>> ref(refRange.second - refRange.first, "reference"),
+            qref(qRange.second - qRange.first, "Q reference");
+        DirectSum<double>(p.traj, img, s).adjoint(DirectVersion::ExactFast, dc64.data(), ref.data(), {}, refRange.first,
+                                                  refRange.second);
+        DirectSum<double>(p.traj, dif, s).adjoint(DirectVersion::ExactFast, dq64.data(), qref.data(), {}, qRange.first,
+                                                  qRange.second);
+        const auto fhd64 = download(ref, 0, ref.size());
+        const auto q64ref = download(qref, 0, qref.size());
+        std::fprintf(stderr, "  %.2f s\n", seconds(t0));
+
+        std::vector<std::complex<float>> c32(p.c.begin(), p.c.end()), w32(p.phi2.begin(), p.phi2.end());
+        DeviceBuffer<std::complex<float>> dc(c32.size(), "c"), dw(w32.size(), "phi2");
+        DeviceBuffer<std::complex<float>> out(img.points(), "F^H d"), qout(dif.points(), "Q");
+        dc.upload(c32.data(), c32.size(), s);
+        dw.upload(w32.data(), w32.size(), s);
+
+        auto errFhd = [&] {
+            const auto a = download(out, refRange.first, fhd64.size());
+            return relError(a.data(), fhd64.data(), a.size());
+        };
+        auto errQ = [&] {
+            const auto a = download(qout, qRange.first, q64ref.size());
+            return relError(a.data(), q64ref.data(), a.size());
+        };
+        const std::string ref_note = p.n <= 128 ? "" : " (error on a central slab)";
+
+        const TuneResult tune = tunedParams<float>(props.id, false, retune);
+        std::fprintf(stderr, "GPU.Tune: %s (%s, %d configurations, %.1f s)\n", tune.best.describe().c_str(),
+                     tune.from_cache ? "cached" : "searched", tune.configurations, tune.seconds);
+
+        // ---- F^H d: the paper's versions, then ours
+        std::vector<DirectVersion> versions;
+        if (full && !skipSlow) versions = {DirectVersion::Base, DirectVersion::RegAlloc, DirectVersion::Coalesce, DirectVersion::ConstMem};
+        if (full) versions.push_back(DirectVersion::FastTrig);
+        versions.push_back(DirectVersion::Tune);
+        versions.push_back(DirectVersion::ExactFast);
+        DirectSum<float> sum(p.traj, img, s);
+        {
+            // The recurrence's shorter run, for the accuracy / speed trade-off.
+            DirectSum<float> sum16(p.traj, img, s);
+            sum16.setRunLength(16);
+            Row r;
+            r.section = "F^H d";
+            r.name = "exact-fast, 16-voxel runs";
+            r.pairs = pairs;
+            r.flops_per_pair = 15;
+            r.sfu_bound_pairs = props.sfuBoundPairsPerSecond();
+            r.seconds = timeDevice(s, [&] { sum16.adjoint(DirectVersion::ExactFast, dc.data(), out.data()); }, 3);
+            r.rel_error = errFhd();
+            r.note = "15 FLOP/pair equivalent" + ref_note;
+            rows.push_back(r);
+        }
+        for (DirectVersion v : versions) {
+            std::fprintf(stderr, "F^H d %s...\n", toString(v).c_str());
+            Row r;
+            r.section = "F^H d";
+            r.name = "GPU." + paperName(v);
+            r.pairs = pairs;
+            r.flops_per_pair = paperFlopsPerPair(v);
+            r.sfu_bound_pairs = props.sfuBoundPairsPerSecond();
+            r.seconds = timeDevice(s, [&] { sum.adjoint(v, dc.data(), out.data(), tune.best); }, 3);
+            r.rel_error = errFhd();
+            r.paper_seconds = p.n == 128 ? paperSeconds(r.name) : kNaN;
+            if (v == DirectVersion::Tune) {
+                r.note = tune.best.describe();
+                if (p.n == 128) r.target_seconds = 0.31;  // issue #3: >= 85% of the SFU bound
+            }
+            if (v == DirectVersion::ExactFast) {
+                r.name = "exact-fast (ours), 32-voxel runs";
+                r.note = "15 FLOP/pair equivalent";
+                if (p.n == 128) r.target_seconds = 0.1;
+            }
+            r.note += ref_note;
+            rows.push_back(r);
+        }
+        if (full) {
+            std::fprintf(stderr, "F^H d multi...\n");
+            Row r;
+            r.section = "F^H d";
+            r.name = "GPU.Multi";
+            r.pairs = pairs;
+            r.flops_per_pair = 15;
+            r.sfu_bound_pairs = props.sfuBoundPairsPerSecond() * deviceCount();
+            std::vector<std::complex<float>> host;
+            t0 = std::chrono::steady_clock::now();
+            multiGpuAdjoint<float>(p.traj, c32, img, host);
+            const double cold = seconds(t0);
+            t0 = std::chrono::steady_clock::now();
+            multiGpuAdjoint<float>(p.traj, c32, img, host);  // the other GPUs' contexts exist now
+            r.seconds = seconds(t0);
+            out.upload(host.data(), host.size(), s);
+            r.rel_error = errFhd();
+            r.paper_seconds = p.n == 128 ? paperSeconds("GPU.Multi") : kNaN;
+            r.note = std::to_string(deviceCount()) + " GPU(s), host arrays in and out, second call (first: " + fmtTime(cold) +
+                     "; paper: 4 GPUs)";
+            rows.push_back(r);
+        }
+        const double tols[] = {1e-3, 1e-5, 1e-6};
+        for (double tol : tols) {
+            std::fprintf(stderr, "F^H d nufft %.0e...\n", tol);
+            const SpreadKernel k = SpreadKernel::forTolerance(tol);
+            t0 = std::chrono::steady_clock::now();
+            GpuNufft<float> plan(p.traj, img, k, true, s);
+            const double planSeconds = seconds(t0);
+            Row r;
+            r.section = "F^H d";
+            r.name = "nufft " + fmtNum("%.0e", tol) + " (ours)";
+            r.pairs = pairs;
+            r.seconds = timeDevice(s, [&] { plan.adjoint(dc.data(), out.data()); });
+            r.rel_error = errFhd();
+            r.note = k.describe() + ", plan " + fmtTime(planSeconds) + ref_note;
+            if (p.n == 128 && tol == 1e-5) r.target_seconds = 3e-3;
+            rows.push_back(r);
+        }
+
+        // ---- Q on the 2N grid
+        for (DirectVersion v : {DirectVersion::Tune, DirectVersion::ExactFast}) {
+            if (p.n > 128) break;  // hours at 256^3
+            std::fprintf(stderr, "Q %s...\n", toString(v).c_str());
+            DirectSum<float> qsum(p.traj, dif, s);
+            Row r;
+            r.section = "Q (2N grid)";
+            r.name = v == DirectVersion::Tune ? "GPU.Tune" : "exact-fast (ours)";
+            r.pairs = qpairs;
+            r.flops_per_pair = paperFlopsPerPair(v);
+            r.sfu_bound_pairs = props.sfuBoundPairsPerSecond();
+            r.seconds = timeDevice(s, [&] { qsum.adjoint(v, dw.data(), qout.data(), tune.best); }, 1);
+            r.rel_error = errQ();
+            r.note = "error on a central slab";
+            if (p.n == 128) {
+                r.paper_seconds = 5.5 * 59;  // "roughly five to six times longer than F^H d"
+                if (v == DirectVersion::ExactFast) r.target_seconds = 0.9;
+            }
+            rows.push_back(r);
+        }
+        for (double tol : {1e-5, 1e-6}) {
+            std::fprintf(stderr, "Q nufft %.0e...\n", tol);
+            GpuNufft<float> plan(p.traj, dif, SpreadKernel::forTolerance(tol), true, s);
+            Row r;
+            r.section = "Q (2N grid)";
+            r.name = "nufft " + fmtNum("%.0e", tol) + " (ours)";
+            r.pairs = qpairs;
+            r.seconds = timeDevice(s, [&] { plan.adjoint(dw.data(), qout.data()); });
+            r.rel_error = errQ();
+            r.note = "error on a central slab";
+            if (p.n == 128 && tol == 1e-5) r.target_seconds = 10e-3;
+            rows.push_back(r);
+        }
+
+        // ---- one F^H F application through the Toeplitz embedding (Q from the last NUFFT above)
+        for (bool pruned : {false, true}) {
+            DeviceBuffer<std::complex<float>> q(dif.points(), "Q"), y(img.points(), "y");
+            check(cudaMemcpyAsync(q.data(), qout.data(), q.bytes(), cudaMemcpyDeviceToDevice, s), "copy Q");
+            check(cudaStreamSynchronize(s), "copy Q");
+            CudaToeplitz<float> tk(p.grid, std::move(q), std::make_shared<Stream>(), pruned);
+            Row r;
+            r.section = "CG";
+            r.name = pruned ? "F^H F apply, pruned FFTs" : "F^H F apply, full FFTs";
+            r.seconds = timeDevice(tk.stream(), [&] { tk.applyDevice(out.data(), y.data()); }, 21);
+            r.note = "pad, FFT, spectrum, inverse FFT, crop on " + p.grid.doubled().describe();
+            rows.push_back(r);
+        }
+
+        // ---- CG and whole reconstructions through the Backend interface (host arrays at the ends)
+        reconstructionRows(iterations, resolveIterations);
+    }
+
+    static std::string paperName(DirectVersion v) {
+        switch (v) {
+            case DirectVersion::Base: return "Base";
+            case DirectVersion::RegAlloc: return "RegAlloc";
+            case DirectVersion::Coalesce: return "Coalesce";
+            case DirectVersion::ConstMem: return "ConstMem";
+            case DirectVersion::FastTrig: return "FastTrig";
+            case DirectVersion::Tune: return "Tune";
+            default: return toString(v);
+        }
+    }
+
+    void reconstructionRows(int iterations, int resolveIterations) {
+        std::string why;
+        auto backend = createCudaBackend(Precision::Single, props.id, &why);
+        if (!backend) throw Error("CUDA backend: " + why);
+        const FourierMethod nufft{"nufft", 1e-5};
+        const auto reg = std::make_shared<Regularizer>(makeRegularizer(RegularizerKind::FiniteDifference, p.grid));
+        const double lambda = 0.02;
+
+        std::fprintf(stderr, "reconstructions...\n");
+        ComplexArray rhs;
+        backend->adjointSum(p.traj, p.c, SampleGrid::image(p.grid), rhs, nufft);  // warms the plan cache
+        auto t0 = std::chrono::steady_clock::now();
+        std::shared_ptr<ToeplitzKernel> tk = backend->makeToeplitz(p.grid, p.traj, p.phi2, nufft);
+        const double qSeconds = seconds(t0);
+
+        SolverSetup setup;
+        setup.toeplitz = tk;
+        setup.rhs = &rhs;
+        setup.data_norm2 = p.dnorm2;
+        setup.regularizer = reg;
+        setup.lambda = lambda;
+        setup.lambda_scale = p.scale;
+
+        // 60 CG iterations alone (the solver made, the image left on the device).
+        auto solver = backend->makeSolver(setup);
+        t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < iterations; ++i) solver->step();
+        const double cgSeconds = seconds(t0);
+        ComplexArray image;
+        solver->image(image);
+        const Quality quality = measureQuality(image, p.truth, false);
+        char qbuf[96];
+        std::snprintf(qbuf, sizeof qbuf, "image: %.1f %% error, %.1f dB PSNR vs truth", quality.error_percent, quality.psnr_db);
+        Row cg;
+        cg.section = "CG";
+        cg.name = std::to_string(iterations) + " iterations";
+        cg.seconds = cgSeconds;
+        cg.note = "Toeplitz on a " + p.grid.doubled().describe() + " cuFFT + FD regulariser; " + qbuf;
+        if (p.n == 128) {
+            cg.paper_seconds = 40;  // 99 s - 59 s
+            cg.target_seconds = 55e-3;
+        }
+        rows.push_back(cg);
+
+        // lambda re-solve: warm start from the current image, cached Q and F^H d.
+        t0 = std::chrono::steady_clock::now();
+        solver->setLambda(lambda * 2);
+        for (int i = 0; i < resolveIterations; ++i) solver->step();
+        solver->image(image);
+        Row rs;
+        rs.section = "reconstruction";
+        rs.name = "lambda re-solve";
+        rs.seconds = seconds(t0);
+        rs.note = "setLambda + " + std::to_string(resolveIterations) + " warm CG iterations + image to host";
+        if (p.n == 128) rs.target_seconds = 40e-3;
+        rows.push_back(rs);
+
+        // Whole reconstructions: F^H d from host data, (Q), CG, the image back on the host.
+        auto whole = [&](const std::string& name, const FourierMethod& fm, bool withQ, double paper, double target) {
+            // Each stage timed too, so the table shows where host-side time goes.
+            auto t1 = std::chrono::steady_clock::now();
+            auto lap = t1;
+            auto split = [&] {
+                const double v = seconds(lap);
+                lap = std::chrono::steady_clock::now();
+                return v;
+            };
+            ComplexArray b;
+            backend->adjointSum(p.traj, p.c, SampleGrid::image(p.grid), b, fm);
+            const double tFhd = split();
+            SolverSetup su = setup;
+            su.rhs = &b;
+            if (withQ) su.toeplitz = backend->makeToeplitz(p.grid, p.traj, p.phi2, fm);
+            const double tQ = split();
+            auto sv = backend->makeSolver(su);
+            const double tSetup = split();
+            for (int i = 0; i < iterations; ++i) sv->step();
+            const double tCg = split();
+            ComplexArray img;
+            sv->image(img);
+            const double tImage = split();
+            Row r;
+            r.section = "reconstruction";
+            r.name = name;
+            r.seconds = seconds(t1);
+            const Quality q = measureQuality(img, p.truth, false);
+            char buf[256];
+            std::snprintf(buf, sizeof buf, "F^H d %s%s, solver setup %s, CG %s, image %s; %.1f %% error, %.1f dB PSNR",
+                          fmtTime(tFhd).c_str(), withQ ? (", Q " + fmtTime(tQ)).c_str() : "", fmtTime(tSetup).c_str(),
+                          fmtTime(tCg).c_str(), fmtTime(tImage).c_str(), q.error_percent, q.psnr_db);
+            r.note = buf;
+            if (p.n == 128) {
+                r.paper_seconds = paper;
+                r.target_seconds = target;
+            }
+            rows.push_back(r);
+        };
+        whole("tune, Q cached", {"tune"}, false, 99, 0.5);
+        whole("nufft, Q cached", nufft, false, 99, kNaN);
+        whole("nufft F^H d + Q + CG", nufft, true, kNaN, 70e-3);
+        Row qrow;
+        qrow.section = "reconstruction";
+        qrow.name = "Q via backend (nufft)";
+        qrow.seconds = qSeconds;
+        qrow.note = "incl. plan (sort, cuFFT plan) and spectrum";
+        rows.push_back(qrow);
+    }
+};
+#endif
+
+}  // namespace
+
+int runBenchmark(const std::vector<std::string>& args) {
+    for (const auto& a : args)
+        if (a == "--help" || a == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json"},
+                {"skip-slow", "retune", "no-cpu"});
+    std::vector<int> sizes;
+    {
+        std::stringstream ss(a.get("sizes", "128"));
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+            try {
+                sizes.push_back(std::stoi(item));
+            } catch (const std::exception&) {
+                throw UsageError("--sizes expects grid sizes like 64,128,256, got '" + item + "'");
+            }
+            if (sizes.back() < 8 || sizes.back() > 512) throw UsageError("grid sizes must be 8..512");
+        }
+    }
+    const double samples = a.number("samples", 284592);
+    const int iterations = a.integer("iterations", 60);
+    const int resolve = a.integer("resolve", 30);
+    const int cpuVoxels = a.integer("cpu-voxels", 8192);
+    if (samples < 1 || iterations < 1 || resolve < 0 || cpuVoxels < 1) throw UsageError("counts must be positive");
+
+    std::vector<Row> rows;
+    std::string device = "CPU: " + std::to_string(cpuThreads()) + " threads";
+#ifdef RECONSTUDIO_HAVE_CUDA
+    std::string why;
+    const bool haveGpu = createCudaBackend(Precision::Single, 0, &why) != nullptr;
+    if (haveGpu) device = "GPU: " + cuda::deviceProps(0).describe() + "; " + device;
+    else std::fprintf(stderr, "no GPU rows: %s\n", why.c_str());
+#else
+    const bool haveGpu = false;
+    std::fprintf(stderr, "no GPU rows: this build has no CUDA backend\n");
+#endif
+    for (int n : sizes) {
+        std::fprintf(stderr, "preparing %d^3 ...\n", n);
+        const Problem p = makeProblem(n, samples);
+        const std::string tag = std::to_string(n) + "^3 M=" + std::to_string(p.traj.samples());
+        const std::size_t first = rows.size();
+        if (!a.flag("no-cpu")) {
+            std::fprintf(stderr, "CPU rows...\n");
+            rows.push_back(cpuDirectRow<double>(p, cpuVoxels, "CPU.DP"));
+            rows.push_back(cpuDirectRow<float>(p, cpuVoxels, "CPU.SP"));
+            rows.push_back(cpuNufftRow(p, 1e-5));
+        }
+#ifdef RECONSTUDIO_HAVE_CUDA
+        if (haveGpu) {
+            const auto props = cuda::deviceProps(0);
+            cudaStream_t s = nullptr;
+            cuda::check(cudaStreamCreate(&s), "stream");
+            GpuBench bench{p, props, s, rows, n <= 128, a.flag("skip-slow"), a.flag("retune")};
+            bench.run(iterations, resolve);
+            cudaStreamDestroy(s);
+        }
+#endif
+        for (std::size_t i = first; i < rows.size(); ++i) rows[i].section = tag + " " + rows[i].section;
+        (void)haveGpu;
+    }
+    printTable(rows, device);
+    if (auto j = a.maybe("json")) writeJson(*j, rows, device);
+    return 0;
+}
+
+}  // namespace recon::cli

@@ -1,0 +1,62 @@
+// The CUDA backend's pieces that the benchmark and the GPU tests reach below
+// the Backend interface: method names, the device-resident Toeplitz operator,
+// and the multi-GPU split of a direct sum.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <complex>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "recon/backend/backend.hpp"
+#include "recon/cuda/cuda_util.hpp"
+#include "recon/cuda/direct_sums.hpp"
+#include "recon/cuda/fft_plan.hpp"
+
+namespace recon::cuda {
+
+enum class MethodKind { Direct, Multi, Nufft };
+struct MethodSpec {
+    MethodKind kind = MethodKind::Nufft;
+    DirectVersion version = DirectVersion::ExactFast;
+};
+// "direct" is our best exact method (exact-fast); throws InputError naming the methods.
+MethodSpec parseMethod(const std::string& name);
+std::vector<MethodInfo> cudaMethods();
+
+// F^H F through the Toeplitz embedding: FFT(Kcirc) / (2N)^d resident on the device.
+template <class T>
+class CudaToeplitz final : public ToeplitzKernel {
+public:
+    using C = std::complex<T>;
+    // Takes Q (on grid.doubled(), device memory) and turns it into the spectrum in place.
+    // `pruned`: the applications' FFTs skip the padding's zeros (PaddedFft).
+    CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream, bool pruned = true);
+    const Grid& grid() const override { return grid_; }
+    void apply(const ComplexArray& x, ComplexArray& y) const override;
+    ComplexArray q() const override;
+    // y = F^H F x on device arrays of grid().voxels(), on the backend's stream.
+    void applyDevice(const C* x, C* y) const;
+    cudaStream_t stream() const { return stream_->get(); }
+    const std::shared_ptr<Stream>& sharedStream() const { return stream_; }
+
+private:
+    Grid grid_;
+    std::array<int, 3> n_{1, 1, 1}, big_{1, 1, 1};
+    std::shared_ptr<Stream> stream_;
+    DeviceBuffer<C> spectrum_;
+    mutable DeviceBuffer<C> work_;  // the 2N grid; apply() is not reentrant (one solve at a time)
+    std::unique_ptr<GpuFft<T>> fft_;
+    std::unique_ptr<PaddedFft<T>> padded_;
+};
+
+// GPU.Multi: the voxels split over `devices` (all visible GPUs when empty), each
+// running its tuned GPU.Tune kernel on its share; host arrays in and out.
+template <class T>
+void multiGpuAdjoint(const Trajectory& t, const std::vector<std::complex<T>>& c, const SampleGrid& grid,
+                     std::vector<std::complex<T>>& out, std::vector<int> devices = {}, const Progress& progress = {});
+
+}  // namespace recon::cuda

@@ -1,0 +1,90 @@
+#include "recon/cuda/cuda_util.hpp"
+
+#include <cstdio>
+
+namespace recon::cuda {
+
+void check(cudaError_t status, const char* what) {
+    if (status == cudaSuccess) return;
+    if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();  // clear the sticky-free error so later calls work
+        throw OutOfMemory(std::string("CUDA: ") + what, 0);
+    }
+    throw Error(std::string("CUDA error in ") + what + ": " + cudaGetErrorName(status) + " (" +
+                cudaGetErrorString(status) + ")");
+}
+
+void checkLaunch(const char* kernel) { check(cudaGetLastError(), kernel); }
+
+DeviceGuard::DeviceGuard(int device) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (device != previous_) check(cudaSetDevice(device), "cudaSetDevice");
+}
+
+DeviceGuard::~DeviceGuard() { cudaSetDevice(previous_); }
+
+Stream::Stream() { check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+Stream::~Stream() {
+    if (s_) cudaStreamDestroy(s_);
+}
+
+void* allocate(std::size_t bytes, const char* what) {
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        throw OutOfMemory(std::string("GPU ") + what, bytes);
+    }
+    check(e, what);
+    return p;
+}
+
+void release(void* p) noexcept {
+    if (p) cudaFree(p);
+}
+
+int deviceCount() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+DeviceProps deviceProps(int device) {
+    cudaDeviceProp p{};
+    check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+    DeviceProps d;
+    d.id = device;
+    d.name = p.name;
+    d.cc_major = p.major;
+    d.cc_minor = p.minor;
+    d.sm_count = p.multiProcessorCount;
+    // cudaDeviceProp::clockRate is gone in CUDA 13; the attribute remains.
+    check(cudaDeviceGetAttribute(&d.clock_khz, cudaDevAttrClockRate, device), "cudaDeviceGetAttribute(clock)");
+    d.memory_bytes = p.totalGlobalMem;
+    char hex[40];
+    std::string u;
+    for (int i = 0; i < 16; ++i) {
+        std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(p.uuid.bytes[i]));
+        u += hex;
+    }
+    d.uuid = u;
+    return d;
+}
+
+std::string DeviceProps::describe() const {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %d MHz, %s)", name.c_str(), cc_major, cc_minor, sm_count,
+                  clock_khz / 1000, OutOfMemory::humanBytes(memory_bytes).c_str());
+    return buf;
+}
+
+std::size_t freeDeviceMemory() {
+    std::size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    return free;
+}
+
+}  // namespace recon::cuda

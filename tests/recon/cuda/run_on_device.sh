@@ -1,0 +1,57 @@
+#!/bin/bash
+# The GPU machine's whole check in one script (docs/GPU.md): build the engine with
+# CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
+# benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
+#   tests/recon/cuda/run_on_device.sh [build] [test] [sanitize] [bench] [bench-all]
+# Logs and results go to $OUT (default ./out).
+set -u -o pipefail
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+stages="${*:-build test sanitize bench}"
+has() { [[ " $stages " == *" $1 "* ]]; }
+B=build-dev
+T=$B/tests/recon/cuda/recon_cuda_tests
+CLI=$B/app/cli/reconstudio-cli
+
+mkdir -p /tmp/fftw
+for f in .debs/*.deb; do dpkg -x "$f" /tmp/fftw; done
+export LD_LIBRARY_PATH=/tmp/fftw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export RECONSTUDIO_TUNE_CACHE=$PWD/$B/cuda-tune.txt
+
+if has build; then
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
+  nvcc --version | tail -2 | tee -a "$OUT/device.txt"
+  cmake -S . -B $B -G Ninja -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF -DRECONSTUDIO_WITH_CUDA=ON \
+        -DFFTW_ROOT=/tmp/fftw/usr > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+  cmake --build $B -j16 --target recon_cuda_tests reconstudio-cli 2>&1 | tail -n 400 > "$OUT/build.log" \
+    || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
+  for o in $B/recon/CMakeFiles/recon.dir/cuda/*.cu.o; do
+    cuobjdump --dump-resource-usage "$o" 2>/dev/null | grep -E "Function|REG" | paste - - | \
+      sed -E 's/.*Function ([^ :]*).*REG:([0-9]+).*SHARED:([0-9]+).*LOCAL:([0-9]+).*/\2 regs \3 smem \4 local  \1/'
+  done | sort -u > "$OUT/resources.txt"
+  echo "build ok"
+fi
+
+if has test; then
+  # One run fills GPU.Tune's cache so the parallel tests do not all search at once.
+  $T --gtest_filter='AllMethods/CudaSums.AdjointMatchesFloat64Sum/3d_odd_tune_f*' > "$OUT/tune-warmup.log" 2>&1
+  ctest --test-dir $B -L gpu -j8 --output-on-failure --timeout 300 > "$OUT/ctest.log" 2>&1
+  grep -E "tests passed|tests failed|Total Test time" "$OUT/ctest.log"
+  grep -E "\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Exception" "$OUT/ctest.log" | head -20
+fi
+
+if has sanitize; then
+  MEM='AllMethods/CudaSums.*/3d_odd*:AllMethods/CudaSums.*/2d_odd_nufft*:CudaToeplitz.MatchesNormalOperator2D:CudaSolver.FollowsTheCpuSolverFloat32:CudaGridding.*:CudaSums.VoxelRanges*'
+  RACE='AllMethods/CudaSums.*/2d_odd_exact_fast_f32:AllMethods/CudaSums.*/2d_odd_fasttrig_f32:AllMethods/CudaSums.*/2d_odd_nufft_f32:CudaSolver.FollowsTheCpuSolverFloat32'
+  compute-sanitizer --tool memcheck --leak-check full $T --gtest_filter="$MEM" > "$OUT/memcheck.log" 2>&1
+  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | sort | uniq -c
+  compute-sanitizer --tool racecheck --racecheck-report all $T --gtest_filter="$RACE" > "$OUT/racecheck.log" 2>&1
+  echo "racecheck exit $?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" "$OUT/racecheck.log" | sort | uniq -c
+fi
+
+if has bench; then
+  $CLI benchmark --sizes 128 --json "$OUT/bench128.json" 2>"$OUT/bench128.err" | tee "$OUT/bench128.txt"
+fi
+if has bench-all; then
+  $CLI benchmark --sizes 64,256 --no-cpu --json "$OUT/bench-sizes.json" 2>"$OUT/bench-sizes.err" | tee "$OUT/bench-sizes.txt"
+fi
