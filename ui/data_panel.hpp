@@ -1,0 +1,33 @@
+// What was loaded and how it will be reconstructed: matrix, samples, trajectory,
+// coils, the device in use, the memory the reconstruction needs, and the
+// conventions behind the numbers (k units, basis phi, lambda's scale s = Q(0)).
+#pragma once
+
+#include <QString>
+#include <QWidget>
+
+#include <map>
+
+class QFormLayout;
+class QLabel;
+
+namespace studio {
+
+class ReconstructionController;
+
+class DataPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit DataPanel(ReconstructionController* controller, QWidget* parent = nullptr);
+    QString field(const QString& name) const;  // the text shown for a field, for tests
+
+private:
+    void refresh();
+    QLabel* add(const QString& name, const QString& tooltip = {});
+
+    ReconstructionController* controller_;
+    QFormLayout* form_ = nullptr;
+    std::map<QString, QLabel*> fields_;
+};
+
+}  // namespace studio

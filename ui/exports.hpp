@@ -1,0 +1,27 @@
+// What "Save" writes besides images: the convergence history as CSV and the
+// settings a reconstruction used as JSON. Plain functions, tested directly.
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+#include <vector>
+
+#include "recon/backend/backend.hpp"
+#include "ui/session_worker.hpp"
+
+namespace studio {
+
+// One row per iteration: iteration, seconds, residual, data term, penalty term,
+// cost, PSNR, percent error (the last two empty without a truth).
+QByteArray convergenceCsv(const std::vector<recon::IterationRecord>& history);
+
+// The settings, with lambda's scale s and the data and backend they were used on.
+QByteArray settingsJson(const ReconSettings& settings, const DatasetSummary& data, const BackendReport& backend);
+// Reads back what settingsJson wrote; throws recon::InputError naming the bad field.
+ReconSettings settingsFromJson(const QByteArray& json);
+
+QString toQString(recon::RegularizerKind k);
+QString toQString(recon::BackendChoice c);
+
+}  // namespace studio

@@ -1,0 +1,125 @@
+// The workstation's window: the comparison grid (and the 3D views when VTK is
+// built and OpenGL is available) in the centre, the data and tune panels on the
+// left, the convergence plot below; menus for open, demo cases, save and view
+// settings; a status bar with the job's phase, per-iteration progress with ETA,
+// what the session has cached and the device in use.
+#pragma once
+
+#include <QMainWindow>
+#include <QStringList>
+
+#include "ui/reconstruction_controller.hpp"
+#include "ui/slice_view_model.hpp"
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QTabWidget;
+
+namespace studio {
+
+class ComparisonGrid;
+class ConvergencePlot;
+class DataPanel;
+class TunePanel;
+class ThreeDPanel;
+
+struct MainWindowOptions {
+    // Show the VTK 3D views (needs OpenGL: not with the offscreen platform).
+    bool enable_3d = true;
+    // Restore and save window geometry and last choices with QSettings.
+    bool persist_settings = true;
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(const MainWindowOptions& options = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    ReconstructionController* controller() const { return controller_; }
+    SliceViewModel* viewModel() const { return model_; }
+    ComparisonGrid* comparison() const { return comparison_; }
+    ConvergencePlot* convergence() const { return convergence_; }
+    DataPanel* dataPanel() const { return data_panel_; }
+    TunePanel* tunePanel() const { return tune_panel_; }
+    QProgressBar* progressBar() const { return progress_; }
+    QLabel* cacheLabel() const { return cache_label_; }
+    bool has3D() const { return three_d_ != nullptr; }
+
+    // Open a data file (any format the engine reads) or a demo case by name.
+    void openFile(const QString& path);
+    void openDemo(const QString& name);
+
+    // Saves; each returns false and shows (or, with `quiet`, only returns) the error.
+    bool saveImages(const QString& path, QString* error = nullptr);
+    bool saveComparisonPng(const QString& path);
+    bool saveConvergenceCsv(const QString& path, QString* error = nullptr);
+    bool saveSettings(const QString& path, QString* error = nullptr);
+    bool loadSettings(const QString& path, QString* error = nullptr);
+
+    QStringList recentFiles() const { return recent_files_; }
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
+
+private:
+    void buildActions();
+    void buildMenus();
+    void buildToolBar();
+    void buildDocks();
+    void buildStatusBar();
+    void connectController();
+    void restoreSettings();
+    void storeSettings() const;
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void updateTitle();
+    void showState(JobState s);
+    void showError(const QString& what, const QString& message);
+    QString dialogDirectory() const;
+
+    MainWindowOptions options_;
+    ReconstructionController* controller_ = nullptr;
+    SliceViewModel* model_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    ComparisonGrid* comparison_ = nullptr;
+    ConvergencePlot* convergence_ = nullptr;
+    DataPanel* data_panel_ = nullptr;
+    TunePanel* tune_panel_ = nullptr;
+    ThreeDPanel* three_d_ = nullptr;
+
+    QAction* open_action_ = nullptr;
+    QAction* reconstruct_action_ = nullptr;
+    QAction* cancel_action_ = nullptr;
+    QAction* save_images_action_ = nullptr;
+    QAction* save_png_action_ = nullptr;
+    QAction* save_csv_action_ = nullptr;
+    QAction* save_settings_action_ = nullptr;
+    QAction* load_settings_action_ = nullptr;
+    QAction* quit_action_ = nullptr;
+    QAction* auto_wl_action_ = nullptr;
+    QAction* reset_view_action_ = nullptr;
+    QMenu* recent_menu_ = nullptr;
+    QMenu* demo_menu_ = nullptr;
+    QComboBox* orientation_box_ = nullptr;
+    QComboBox* mode_box_ = nullptr;
+    QComboBox* colormap_box_ = nullptr;
+    QComboBox* preset_box_ = nullptr;
+
+    QLabel* state_label_ = nullptr;
+    QLabel* phase_label_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QLabel* cache_label_ = nullptr;
+    QLabel* device_label_ = nullptr;
+
+    QStringList recent_files_;
+    QString last_directory_;
+    QString last_demo_;
+};
+
+}  // namespace studio

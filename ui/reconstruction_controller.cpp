@@ -1,0 +1,190 @@
+#include "ui/reconstruction_controller.hpp"
+
+namespace studio {
+
+ReconstructionController::ReconstructionController(QObject* parent)
+    : QObject(parent),
+      latest_(std::make_shared<std::atomic<quint64>>(0)),
+      shutdown_(std::make_shared<std::atomic<bool>>(false)),
+      cancel_(std::make_shared<std::atomic<bool>>(false)),
+      layers_(this) {
+    qRegisterMetaType<DatasetReport>();
+    qRegisterMetaType<BackendReport>();
+    qRegisterMetaType<IterationUpdate>();
+    qRegisterMetaType<JobOutcome>();
+    qRegisterMetaType<ReconSettings>();
+    qRegisterMetaType<std::vector<LayerUpdate>>();
+    qRegisterMetaType<std::vector<IterationUpdate>>();
+    qRegisterMetaType<Layer>();
+    qRegisterMetaType<recon::Quality>();
+
+    worker_ = new SessionWorker(latest_, shutdown_);
+    worker_->moveToThread(&thread_);
+    thread_.setObjectName(QStringLiteral("reconstruction"));
+    // Worker -> controller: queued, because the worker lives on thread_.
+    connect(worker_, &SessionWorker::datasetLoaded, this, &ReconstructionController::onDatasetLoaded);
+    connect(worker_, &SessionWorker::backendReady, this, &ReconstructionController::onBackendReady);
+    connect(worker_, &SessionWorker::phaseChanged, this, &ReconstructionController::onPhase);
+    connect(worker_, &SessionWorker::layersReady, this, &ReconstructionController::onLayers);
+    connect(worker_, &SessionWorker::iterationsDone, this, &ReconstructionController::onIterations);
+    connect(worker_, &SessionWorker::finished, this, &ReconstructionController::onFinished);
+    // Like the data set itself, the floor belongs to the data, whatever the generation.
+    connect(worker_, &SessionWorker::floorReady, &layers_, &ImageLayers::setFloor);
+    connect(worker_, &SessionWorker::cacheStatusChanged, this, [this](const QString& status) {
+        cache_status_ = status;
+        emit cacheStatusChanged(status);
+    });
+    thread_.start();
+
+    debounce_.setSingleShot(true);
+    debounce_.setInterval(300);
+    connect(&debounce_, &QTimer::timeout, this, &ReconstructionController::reconstruct);
+}
+
+ReconstructionController::~ReconstructionController() {
+    debounce_.stop();
+    shutdown_->store(true);  // queued jobs return at once
+    cancel_->store(true);    // the running one stops at its next check
+    thread_.quit();
+    thread_.wait();
+    delete worker_;  // its thread has finished: no event can reach it any more
+}
+
+void ReconstructionController::setState(JobState s) {
+    if (s == state_) return;
+    state_ = s;
+    emit stateChanged(s);
+}
+
+void ReconstructionController::post(JobRequest job) {
+    debounce_.stop();
+    cancel_->store(true);  // supersede whatever runs; its reports will be dropped
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    job.generation = ++generation_;
+    job.cancel = cancel_;
+    job.settings = settings_;
+    job.phase_hook = phase_hook_;
+    latest_->store(job.generation);
+    last_error_.clear();
+    setState(JobState::Running);
+    QMetaObject::invokeMethod(worker_, [worker = worker_, job] { worker->run(job); }, Qt::QueuedConnection);
+}
+
+void ReconstructionController::open(JobRequest::Source source, const QString& name,
+                                    std::shared_ptr<const recon::Dataset> data) {
+    JobRequest job;
+    job.source = source;
+    job.name = name;
+    job.dataset = std::move(data);
+    job.reconstruct = auto_reconstruct_;
+    load_pending_ = true;
+    post(std::move(job));
+}
+
+void ReconstructionController::openFile(const QString& path) { open(JobRequest::Source::File, path); }
+
+void ReconstructionController::openDemo(const QString& name) { open(JobRequest::Source::Demo, name); }
+
+void ReconstructionController::openDataset(std::shared_ptr<const recon::Dataset> data, const QString& origin) {
+    open(JobRequest::Source::Dataset, origin, std::move(data));
+}
+
+void ReconstructionController::setSettings(const ReconSettings& s) {
+    if (s == settings_) return;
+    settings_ = s;
+    emit settingsChanged(s);
+    if (dataset_ || load_pending_) debounce_.start();
+}
+
+void ReconstructionController::setLambda(double lambda) {
+    ReconSettings s = settings_;
+    s.lambda = lambda;
+    setSettings(s);
+}
+
+void ReconstructionController::reconstruct() {
+    JobRequest job;
+    job.reconstruct = true;
+    post(std::move(job));
+}
+
+void ReconstructionController::cancel() {
+    debounce_.stop();
+    if (!isActive(state_)) return;
+    cancel_->store(true);
+    setState(JobState::Cancelling);
+}
+
+void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
+    // Applied whatever its generation: the worker now holds these data, and a
+    // newer request queued behind the load works on them.
+    load_pending_ = false;
+    dataset_ = report.data;
+    summary_ = report.summary;
+    history_.clear();
+    history_generation_ = 0;
+    layers_.reset(report.data->grid);
+    layers_.setAll(report.layers);
+    emit historyReset();
+    emit datasetChanged();
+}
+
+void ReconstructionController::onBackendReady(const BackendReport& report) {
+    backend_ = report;
+    emit backendChanged();
+}
+
+void ReconstructionController::onPhase(quint64 generation, const QString& phase, double fraction) {
+    if (generation != generation_) return;
+    phase_ = phase;
+    emit phaseChanged(phase, fraction);
+}
+
+void ReconstructionController::onLayers(quint64 generation, const std::vector<LayerUpdate>& layers) {
+    if (generation != generation_) return;
+    layers_.setAll(layers);
+    for (const LayerUpdate& u : layers)
+        if (!isDifference(u.layer)) emit griddingFinished(u.layer);
+}
+
+void ReconstructionController::onIterations(const std::vector<IterationUpdate>& updates) {
+    for (const IterationUpdate& update : updates) {
+        if (update.generation != generation_) return;  // a batch is of one job
+        if (history_generation_ != update.generation) {
+            history_generation_ = update.generation;
+            history_.clear();
+            emit historyReset();
+        }
+        // Multi-coil data run one solve per coil; the history is the current coil's.
+        if (!history_.empty() && update.record.iteration <= history_.back().iteration) history_.clear();
+        history_.push_back(update.record);
+        layers_.setAll(update.layers);
+        phase_ = update.coils > 1 ? QStringLiteral("CG, coil %1 of %2").arg(update.coil + 1).arg(update.coils)
+                                  : QStringLiteral("CG");
+        emit iterationAdvanced(update);
+    }
+    if (updates.empty() || updates.back().generation != generation_) return;
+    const IterationUpdate& last = updates.back();
+    const int total = last.iterations * last.coils;
+    const int done = last.coil * last.iterations + last.record.iteration;
+    double eta = -1;  // unknown until the first iteration has taken time
+    if (last.record.iteration > 0 && last.record.seconds > 0)
+        eta = last.record.seconds / last.record.iteration * (total - done);
+    emit progressChanged(done, total, eta);
+}
+
+void ReconstructionController::onFinished(const JobOutcome& outcome) {
+    if (outcome.generation != generation_) return;  // superseded: a newer job is queued
+    load_pending_ = false;
+    if (outcome.state != JobState::Failed) {
+        layers_.setAll(outcome.layers);
+    } else {
+        last_error_ = outcome.message;
+        emit failed(outcome.message);
+    }
+    phase_.clear();
+    setState(outcome.state);
+    emit jobFinished(outcome);
+}
+
+}  // namespace studio

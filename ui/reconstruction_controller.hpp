@@ -1,0 +1,119 @@
+// The workstation's one controller: owns the ReconstructionSession (inside a
+// worker object on its own QThread), the job's state, the images shown and the
+// convergence history. Widgets call its slots and observe its signals; tests
+// drive it without any widget.
+//
+// Threads talk only through queued signals. Every request (open, reconstruct, a
+// settings change) gets a new generation number; whatever the worker reports
+// for an older generation is dropped here, so an image or a record from an older
+// lambda is never shown. A newer request cancels the running job through the
+// std::atomic<bool> the session polls; the new job then starts warm from the
+// last iterate and reuses the session's cached Q and F^H d.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QThread>
+#include <QTimer>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ui/image_layers.hpp"
+#include "ui/job_state.hpp"
+#include "ui/session_worker.hpp"
+
+namespace studio {
+
+class ReconstructionController : public QObject {
+    Q_OBJECT
+public:
+    explicit ReconstructionController(QObject* parent = nullptr);
+    ~ReconstructionController() override;  // cancels, stops the thread, waits for it
+
+    JobState state() const { return state_; }
+    quint64 generation() const { return generation_; }
+    const ReconSettings& settings() const { return settings_; }
+    std::shared_ptr<const recon::Dataset> dataset() const { return dataset_; }
+    bool hasDataset() const { return dataset_ != nullptr; }
+    const DatasetSummary& summary() const { return summary_; }
+    const BackendReport& backend() const { return backend_; }
+    QString phase() const { return phase_; }
+    QString cacheStatus() const { return cache_status_; }
+    QString lastError() const { return last_error_; }
+    // Records of the current solve (of the current generation only).
+    const std::vector<recon::IterationRecord>& history() const { return history_; }
+    ImageLayers& layers() { return layers_; }
+    const ImageLayers& layers() const { return layers_; }
+
+    // Opening data starts a reconstruction too (gridding, then the iterative solve).
+    void setAutoReconstruct(bool on) { auto_reconstruct_ = on; }
+    // Delay between a settings change and the solve it triggers (default 300 ms).
+    void setDebounceInterval(int ms) { debounce_.setInterval(ms); }
+    int debounceInterval() const { return debounce_.interval(); }
+    // Called on the worker thread as each phase begins; for tests (to cancel in a
+    // given phase deterministically) and logging. Applies to later requests.
+    void setWorkerPhaseHook(std::function<void(const QString&)> hook) { phase_hook_ = std::move(hook); }
+
+public slots:
+    void openFile(const QString& path);
+    void openDemo(const QString& name);
+    void openDataset(std::shared_ptr<const recon::Dataset> data, const QString& origin);
+    // A settings change restarts the solve after the debounce interval when data
+    // are open; the previous images stay until the new ones arrive.
+    void setSettings(const studio::ReconSettings& s);
+    void setLambda(double lambda);
+    void reconstruct();  // now: gridding (once per data set), then the iterative solve
+    void cancel();       // stops at the worker's next check; the last complete image is kept
+
+signals:
+    void stateChanged(studio::JobState state);
+    void settingsChanged(const studio::ReconSettings& s);
+    void datasetChanged();  // dataset(), summary() and the truth layer are new
+    void backendChanged();
+    void phaseChanged(const QString& phase, double fraction);
+    void historyReset();    // a new solve's first record is about to arrive
+    void iterationAdvanced(const studio::IterationUpdate& update);
+    // CG iterations done of the total (over coils), with the estimated seconds left.
+    void progressChanged(int done, int total, double eta_seconds);
+    void griddingFinished(studio::Layer layer);
+    void jobFinished(const studio::JobOutcome& outcome);
+    void failed(const QString& message);
+    void cacheStatusChanged(const QString& status);
+
+private:
+    void post(JobRequest job);
+    void open(JobRequest::Source source, const QString& name, std::shared_ptr<const recon::Dataset> data = {});
+    void setState(JobState s);
+    void onDatasetLoaded(const DatasetReport& report);
+    void onBackendReady(const BackendReport& report);
+    void onPhase(quint64 generation, const QString& phase, double fraction);
+    void onLayers(quint64 generation, const std::vector<LayerUpdate>& layers);
+    void onIterations(const std::vector<IterationUpdate>& updates);
+    void onFinished(const JobOutcome& outcome);
+
+    QThread thread_;
+    SessionWorker* worker_ = nullptr;  // lives on thread_; deleted after it stops
+    std::shared_ptr<std::atomic<quint64>> latest_;
+    std::shared_ptr<std::atomic<bool>> shutdown_;
+    std::shared_ptr<std::atomic<bool>> cancel_;  // the newest job's flag
+    quint64 generation_ = 0;
+    quint64 history_generation_ = 0;
+
+    JobState state_ = JobState::Idle;
+    ReconSettings settings_;
+    std::shared_ptr<const recon::Dataset> dataset_;
+    bool load_pending_ = false;
+    DatasetSummary summary_;
+    BackendReport backend_;
+    QString phase_, cache_status_, last_error_;
+    std::vector<recon::IterationRecord> history_;
+    ImageLayers layers_;
+    QTimer debounce_;
+    bool auto_reconstruct_ = true;
+    std::function<void(const QString&)> phase_hook_;
+};
+
+}  // namespace studio

@@ -1,0 +1,277 @@
+#include "ui/session_worker.hpp"
+
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <cmath>
+
+#include "recon/core/conventions.hpp"
+#include "recon/core/errors.hpp"
+#include "recon/core/metrics.hpp"
+#include "recon/io/dataset_io.hpp"
+#include "recon/session/demo_cases.hpp"
+
+namespace studio {
+
+namespace {
+
+DatasetSummary summarize(const recon::Dataset& d, const QString& origin) {
+    DatasetSummary s;
+    s.name = QString::fromStdString(d.name);
+    s.source = QString::fromStdString(d.source);
+    s.origin = origin;
+    s.grid = d.grid;
+    s.trajectory_kind = QString::fromStdString(d.trajectory.kind);
+    s.samples = qint64(d.samples());
+    s.readouts = qint64(d.trajectory.readouts());
+    s.readout_length = d.trajectory.readout_length;
+    s.coils = d.coils;
+    s.has_truth = d.hasTruth();
+    s.has_reference = d.hasReference();
+    s.has_density = !d.density.empty();
+    s.basis = QString::fromStdString(recon::toString(d.basis));
+    s.lambda_scale = recon::regularizationScale(d.basis, d.grid, d.trajectory);
+    s.bytes_single = qint64(recon::estimateReconstructionBytes(d.grid, d.samples(), recon::Precision::Single));
+    s.bytes_double = qint64(recon::estimateReconstructionBytes(d.grid, d.samples(), recon::Precision::Double));
+    if (d.hasTruth()) s.truth_max = recon::truthStats(d.truth).max_abs;
+    return s;
+}
+
+// Images larger than this are sent to the views every few iterations only.
+constexpr std::size_t kLiveSnapshotVoxels = 64 * 64 * 64;
+// Live images and batches of records at most this often: about what a person can follow.
+constexpr qint64 kPostIntervalMs = 40;
+
+}  // namespace
+
+SessionWorker::SessionWorker(std::shared_ptr<const std::atomic<quint64>> latest,
+                             std::shared_ptr<const std::atomic<bool>> shutdown)
+    : latest_(std::move(latest)), shutdown_(std::move(shutdown)) {}
+
+SessionWorker::~SessionWorker() = default;
+
+void SessionWorker::run(const JobRequest& job) {
+    if (shutdown_->load()) return;
+    // A request superseded before it started does nothing, unless it brings new
+    // data: the newer requests queued behind it expect that data to be loaded.
+    const bool stale = job.generation != latest_->load();
+    if (stale && job.source == JobRequest::Source::None) return;
+
+    JobOutcome outcome;
+    outcome.generation = job.generation;
+    current_phase_.clear();
+    try {
+        ensureBackend(job.settings);
+        if (job.source != JobRequest::Source::None) load(job);
+        if (job.reconstruct && !stale) {
+            if (!data_) throw recon::InputError("No data set is open: open a file or a demo case first.");
+            gridAll(job);
+            solve(job, outcome);
+        }
+    } catch (const recon::Cancelled&) {
+        outcome.state = JobState::Cancelled;
+    } catch (const std::exception& e) {
+        outcome.state = JobState::Failed;
+        outcome.message = QString::fromStdString(e.what());
+    }
+    flushIterations();  // records of a solve that threw still precede its end
+    if (session_) emit cacheStatusChanged(QString::fromStdString(session_->cacheStatus()));
+    emit finished(outcome);
+}
+
+void SessionWorker::ensureBackend(const ReconSettings& s) {
+    if (backend_ && s.backend == backend_choice_ && s.precision == backend_precision_) return;
+    std::string note;
+    std::shared_ptr<recon::Backend> backend = recon::createBackend(s.backend, s.precision, &note);
+    if (!backend) throw recon::Error("No backend could be created: " + note);
+    backend_ = std::move(backend);
+    backend_choice_ = s.backend;
+    backend_precision_ = s.precision;
+    // A new backend starts with empty caches (Q and F^H d live on it).
+    session_ = std::make_unique<recon::ReconstructionSession>(backend_);
+    if (data_) session_->setDataset(data_);
+    gridded_ = false;
+
+    BackendReport report;
+    const recon::BackendInfo info = backend_->info();
+    report.description = QString::fromStdString(info.describe());
+    report.kind = QString::fromStdString(info.kind);
+    report.note = QString::fromStdString(note);
+    const std::string default_method = backend_->defaultMethod();
+    report.methods << QString::fromStdString(default_method);
+    for (const recon::MethodInfo& m : backend_->methods()) {
+        if (m.name == default_method) {
+            report.method_descriptions.prepend(QString::fromStdString(m.description));
+        } else {
+            report.methods << QString::fromStdString(m.name);
+            report.method_descriptions << QString::fromStdString(m.description);
+        }
+    }
+    while (report.method_descriptions.size() < report.methods.size()) report.method_descriptions << QString();
+    emit backendReady(report);
+}
+
+void SessionWorker::load(const JobRequest& job) {
+    std::shared_ptr<const recon::Dataset> data;
+    std::optional<recon::CaseSpec> demo;
+    switch (job.source) {
+        case JobRequest::Source::File: {
+            beginPhase(job, QStringLiteral("Reading %1").arg(job.name));
+            recon::InputSpec spec;
+            spec.input = job.name.toStdString();
+            data = recon::readDataset(spec);
+            break;
+        }
+        case JobRequest::Source::Demo:
+            beginPhase(job, QStringLiteral("Simulating demo case %1").arg(job.name));
+            demo = recon::demoCase(job.name.toStdString());
+            data = recon::simulate(*demo);
+            break;
+        case JobRequest::Source::Dataset:
+            beginPhase(job, QStringLiteral("Checking data set"));
+            job.dataset->validate(job.name.toStdString());
+            data = job.dataset;
+            break;
+        case JobRequest::Source::None: return;
+    }
+    data_ = data;
+    demo_ = demo;
+    session_->setDataset(data_);
+    gridded_ = false;
+    last_iterate_.clear();
+
+    DatasetReport report;
+    report.data = data_;
+    report.summary = summarize(*data_, job.name);
+    if (data_->hasTruth())
+        report.layers.push_back({Layer::Truth, {Volume::make(data_->grid, data_->truth), std::nullopt}});
+    emit datasetLoaded(report);
+    emit cacheStatusChanged(QString::fromStdString(session_->cacheStatus()));
+}
+
+void SessionWorker::beginPhase(const JobRequest& job, const QString& phase) {
+    current_phase_ = phase;
+    last_fraction_ = 0;
+    emit phaseChanged(job.generation, phase, 0.0);
+    if (job.phase_hook) job.phase_hook(phase);
+}
+
+void SessionWorker::notePhase(const JobRequest& job, const QString& phase, double fraction) {
+    if (phase != current_phase_) beginPhase(job, phase);
+    // At most about a hundred updates per phase reach the event queue.
+    if (fraction - last_fraction_ < 0.01 && fraction < 1.0) return;
+    last_fraction_ = fraction;
+    emit phaseChanged(job.generation, phase, fraction);
+}
+
+recon::Progress SessionWorker::progressFor(const JobRequest& job, const QString& phase) {
+    beginPhase(job, phase);
+    recon::Progress p;
+    p.cancel = job.cancel.get();
+    p.report = [this, &job, phase](double fraction) { notePhase(job, phase, fraction); };
+    return p;
+}
+
+std::vector<LayerUpdate> SessionWorker::imageLayers(Layer layer, recon::ComplexArray image, bool rescale,
+                                                    const recon::Quality* known) const {
+    std::vector<LayerUpdate> out;
+    std::optional<recon::Quality> quality;
+    if (data_->hasTruth() && image.size() == data_->truth.size()) {
+        // Gridded images are shown and measured after the least-squares optimal
+        // scalar (docs/CONVENTIONS.md), so the difference map shows structure, not scale.
+        if (rescale) {
+            const recon::cdouble a = recon::optimalScale(image, data_->truth);
+            for (auto& v : image) v *= a;
+        }
+        quality = known ? *known : recon::measureQuality(image, data_->truth, false);
+        recon::ComplexArray difference(image.size());
+        for (std::size_t i = 0; i < image.size(); ++i) difference[i] = image[i] - data_->truth[i];
+        out.push_back({*differenceOf(layer), {Volume::make(data_->grid, std::move(difference)), std::nullopt}});
+    }
+    out.insert(out.begin(), LayerUpdate{layer, {Volume::make(data_->grid, std::move(image)), quality}});
+    return out;
+}
+
+void SessionWorker::gridAll(const JobRequest& job) {
+    if (gridded_) return;  // gridding does not depend on lambda or the regulariser
+    session_->densityWeights(progressFor(job, QStringLiteral("Density weights")));
+
+    recon::GriddingResult trilinear = session_->gridTrilinear(progressFor(job, QStringLiteral("Gridding (trilinear)")));
+    emit layersReady(job.generation, imageLayers(Layer::GriddingTrilinear, std::move(trilinear.image), true));
+
+    recon::GriddingResult kb = session_->gridKaiserBessel(recon::kaiserBesselGridding(),
+                                                          progressFor(job, QStringLiteral("Gridding (Kaiser-Bessel)")));
+    emit layersReady(job.generation, imageLayers(Layer::GriddingKaiserBessel, std::move(kb.image), true));
+    if (demo_ && data_->hasTruth()) {
+        // Once per simulated data set: what full Cartesian sampling would reach (the
+        // Gibbs ringing of the truth), shown next to the results (docs/CONVENTIONS.md).
+        beginPhase(job, QStringLiteral("Cartesian floor"));
+        emit floorReady(recon::cartesianFloor(*demo_, *data_, *backend_));
+    }
+    gridded_ = true;
+    emit cacheStatusChanged(QString::fromStdString(session_->cacheStatus()));
+}
+
+void SessionWorker::flushIterations() {
+    if (pending_.empty()) return;
+    emit iterationsDone(pending_);
+    pending_.clear();
+}
+
+void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
+    const ReconSettings& s = job.settings;
+    recon::SolveOptions opts;
+    opts.regularizer = s.regularizer;
+    opts.lambda = s.lambda;
+    opts.iterations = s.iterations;
+    opts.snapshot_every = data_->grid.voxels() <= kLiveSnapshotVoxels ? 1 : 5;
+    opts.method = recon::FourierMethod{s.method.toStdString(), 1e-6};
+
+    const int coils = data_->coils;
+    QElapsedTimer post_clock;
+    post_clock.start();
+    auto observer = [&](int coil, const recon::IterationRecord& record, const recon::ComplexArray* snapshot) {
+        notePhase(job, QStringLiteral("CG"), double(record.iteration) / std::max(1, s.iterations));
+        IterationUpdate u;
+        u.generation = job.generation;
+        u.record = record;
+        u.coil = coil;
+        u.coils = coils;
+        u.iterations = s.iterations;
+        u.lambda = s.lambda;
+        // One coil's iterate is not the combined image: multi-coil data show theirs at
+        // the end. Posts (with an image when one is due) go out at most every
+        // kPostIntervalMs; the final image comes with the outcome.
+        const bool due = post_clock.elapsed() >= kPostIntervalMs;
+        if (snapshot && coils == 1 && due) {
+            const recon::Quality q{0, record.psnr_db, record.error_percent};
+            u.layers = imageLayers(Layer::Iterative, *snapshot, false, record.has_truth ? &q : nullptr);
+        }
+        pending_.push_back(std::move(u));
+        if (due) {
+            flushIterations();
+            post_clock.start();
+        }
+    };
+    auto phase = [&](const std::string& name, double fraction) {
+        notePhase(job, QString::fromStdString(name), fraction);
+    };
+    const bool warm = last_iterate_.size() == data_->grid.voxels();
+    recon::SolveResult result =
+        session_->solve(opts, observer, job.cancel.get(), warm ? &last_iterate_ : nullptr, phase);
+    flushIterations();
+
+    outcome.solved = true;
+    outcome.iterations_done = result.history.empty() ? 0 : result.history.back().iteration;
+    outcome.seconds = result.seconds;
+    outcome.lambda = result.lambda;
+    outcome.lambda_scale = result.lambda_scale;
+    outcome.method = QString::fromStdString(result.method);
+    if (!result.image.empty()) {
+        last_iterate_ = result.image;
+        outcome.layers = imageLayers(Layer::Iterative, std::move(result.image), false);
+    }
+    if (result.cancelled) outcome.state = JobState::Cancelled;
+}
+
+}  // namespace studio

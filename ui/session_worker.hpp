@@ -1,0 +1,169 @@
+// The worker that owns the ReconstructionSession and runs jobs on the
+// controller's thread (a QObject moved to a QThread). Everything it reports goes
+// back through queued signals; every job carries the generation of the request
+// that made it, so the controller can drop what an older request produced.
+// Only ReconstructionController uses this header.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "recon/backend/backend.hpp"
+#include "recon/core/dataset.hpp"
+#include "recon/operators/regularizer.hpp"
+#include "recon/session/demo_cases.hpp"
+#include "recon/session/reconstruction.hpp"
+#include "ui/image_layers.hpp"
+#include "ui/job_state.hpp"
+
+namespace studio {
+
+// What the user chose in the tune panel.
+struct ReconSettings {
+    double lambda = 0.02;  // multiplies s = Q(0) (docs/CONVENTIONS.md)
+    recon::RegularizerKind regularizer = recon::RegularizerKind::FiniteDifference;
+    int iterations = 30;
+    recon::Precision precision = recon::Precision::Single;
+    recon::BackendChoice backend = recon::BackendChoice::Auto;
+    QString method;  // a Fourier method of the backend; empty: its default
+    bool operator==(const ReconSettings&) const = default;
+};
+
+// The facts the data panel shows, computed by the engine on the worker.
+struct DatasetSummary {
+    QString name, source, origin;  // origin: the file or demo it came from
+    recon::Grid grid;
+    QString trajectory_kind;
+    qint64 samples = 0;
+    qint64 readouts = 0;
+    int readout_length = 0;
+    int coils = 1;
+    bool has_truth = false, has_reference = false, has_density = false;
+    QString basis;              // "box" / "point"
+    double lambda_scale = 0;    // s = Q(0) = sum |phi(k_m)|^2
+    qint64 bytes_single = 0;    // estimateReconstructionBytes per precision
+    qint64 bytes_double = 0;
+    double truth_max = 0;       // max |truth| (0 without a truth)
+};
+
+struct DatasetReport {
+    std::shared_ptr<const recon::Dataset> data;
+    DatasetSummary summary;
+    std::vector<LayerUpdate> layers;  // the truth, when known
+};
+
+struct BackendReport {
+    QString description;  // BackendInfo::describe()
+    QString kind;         // "cpu" / "cuda"
+    QString note;         // what createBackend said (e.g. why CUDA was not used)
+    QStringList methods;  // Fourier methods, default first
+    QStringList method_descriptions;
+};
+
+struct IterationUpdate {
+    quint64 generation = 0;
+    recon::IterationRecord record;
+    int coil = 0, coils = 1;
+    int iterations = 0;  // per coil
+    double lambda = 0;
+    std::vector<LayerUpdate> layers;  // the iterate and its difference (when a snapshot came)
+};
+
+struct JobOutcome {
+    quint64 generation = 0;
+    JobState state = JobState::Completed;  // Completed, Cancelled or Failed
+    QString message;                       // why it failed
+    bool solved = false;                   // the iterative solve ran (to the end or cancelled)
+    std::vector<LayerUpdate> layers;       // the final (or last complete) iterate
+    int iterations_done = 0;
+    double seconds = 0;                    // the CG loop
+    double lambda = 0, lambda_scale = 0;
+    QString method;
+};
+
+struct JobRequest {
+    enum class Source { None, File, Demo, Dataset };
+    quint64 generation = 0;
+    std::shared_ptr<std::atomic<bool>> cancel;
+    ReconSettings settings;
+    Source source = Source::None;
+    QString name;                                  // file path or demo name
+    std::shared_ptr<const recon::Dataset> dataset; // Source::Dataset
+    bool reconstruct = true;
+    // Called on the worker thread as each phase begins (tests use it to cancel
+    // in a chosen phase deterministically); may be empty.
+    std::function<void(const QString& phase)> phase_hook;
+};
+
+class SessionWorker : public QObject {
+    Q_OBJECT
+public:
+    // `latest`: the newest generation requested; `shutdown`: set when the
+    // controller is going away. Both are read here, written by the controller.
+    SessionWorker(std::shared_ptr<const std::atomic<quint64>> latest,
+                  std::shared_ptr<const std::atomic<bool>> shutdown);
+    ~SessionWorker() override;
+
+    void run(const JobRequest& job);  // on the worker thread
+
+signals:
+    void datasetLoaded(const studio::DatasetReport& report);
+    void backendReady(const studio::BackendReport& report);
+    void phaseChanged(quint64 generation, const QString& phase, double fraction);
+    void layersReady(quint64 generation, const std::vector<studio::LayerUpdate>& layers);
+    // CG records in order, batched (at most every kPostIntervalMs, and whenever an
+    // image is attached), so a solver far faster than the screen cannot flood
+    // the GUI thread's event queue.
+    void iterationsDone(const std::vector<studio::IterationUpdate>& updates);
+    void cacheStatusChanged(const QString& status);
+    void floorReady(const recon::Quality& floor);  // of the data set loaded last
+    void finished(const studio::JobOutcome& outcome);
+
+private:
+    void ensureBackend(const ReconSettings& s);
+    void load(const JobRequest& job);
+    void gridAll(const JobRequest& job);
+    void solve(const JobRequest& job, JobOutcome& outcome);
+    void flushIterations();
+    // A layer and its difference map, with quality against the truth.
+    std::vector<LayerUpdate> imageLayers(Layer layer, recon::ComplexArray image, bool rescale,
+                                         const recon::Quality* known = nullptr) const;
+    // Phases: each begins with a signal and the job's hook, then reports fractions.
+    void beginPhase(const JobRequest& job, const QString& phase);
+    void notePhase(const JobRequest& job, const QString& phase, double fraction);
+    // A progress reporter for an engine call (begins `phase`); it refers to `job`,
+    // so it must not outlive it.
+    recon::Progress progressFor(const JobRequest& job, const QString& phase);
+
+    std::shared_ptr<const std::atomic<quint64>> latest_;
+    std::shared_ptr<const std::atomic<bool>> shutdown_;
+    std::shared_ptr<recon::Backend> backend_;
+    recon::BackendChoice backend_choice_{};
+    recon::Precision backend_precision_{};
+    std::unique_ptr<recon::ReconstructionSession> session_;
+    std::shared_ptr<const recon::Dataset> data_;
+    bool gridded_ = false;                // both gridding layers posted for data_
+    std::optional<recon::CaseSpec> demo_; // what data_ was simulated from (its floor is computable)
+    recon::ComplexArray last_iterate_;    // warm start for the next solve
+    std::vector<IterationUpdate> pending_;  // records not yet posted
+    QString current_phase_;
+    double last_fraction_ = -1;           // throttles progress signals
+};
+
+}  // namespace studio
+
+Q_DECLARE_METATYPE(studio::DatasetReport)
+Q_DECLARE_METATYPE(studio::BackendReport)
+Q_DECLARE_METATYPE(studio::IterationUpdate)
+Q_DECLARE_METATYPE(studio::JobOutcome)
+Q_DECLARE_METATYPE(studio::ReconSettings)
+Q_DECLARE_METATYPE(std::vector<studio::LayerUpdate>)
+Q_DECLARE_METATYPE(std::vector<studio::IterationUpdate>)
+Q_DECLARE_METATYPE(recon::Quality)

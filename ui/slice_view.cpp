@@ -1,0 +1,241 @@
+#include "ui/slice_view.hpp"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+
+#include <cmath>
+
+namespace studio {
+
+SliceView::SliceView(Layer layer, ImageLayers* layers, SliceViewModel* model, QWidget* parent)
+    : QWidget(parent), layer_(layer), layers_(layers), model_(model) {
+    setObjectName(QStringLiteral("view-") + layerKey(layer));
+    setFocusPolicy(Qt::ClickFocus);
+    setMouseTracking(false);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    connect(layers_, &ImageLayers::layerChanged, this, [this](Layer l) {
+        if (l == layer_) invalidate();
+    });
+    connect(layers_, &ImageLayers::layersReset, this, &SliceView::invalidate);
+    connect(model_, &SliceViewModel::gridChanged, this, &SliceView::invalidate);
+    connect(model_, &SliceViewModel::orientationChanged, this, &SliceView::invalidate);
+    connect(model_, &SliceViewModel::windowLevelChanged, this, &SliceView::invalidate);
+    connect(model_, &SliceViewModel::displayChanged, this, &SliceView::invalidate);
+    connect(model_, &SliceViewModel::viewChanged, this, qOverload<>(&QWidget::update));
+    // The cursor moves the crosshair; only a change of slice needs new pixels.
+    connect(model_, &SliceViewModel::cursorChanged, this, [this] {
+        dirty_ = true;  // cheap for the slice sizes we show; keeps one code path
+        update();
+    });
+}
+
+void SliceView::setDifferenceGain(double gain) {
+    difference_gain_ = gain;
+    invalidate();
+}
+
+double SliceView::gain() const {
+    return isDifference(layer_) && model_->displayMode() != DisplayMode::Phase ? difference_gain_ : 1.0;
+}
+
+void SliceView::invalidate() {
+    dirty_ = true;
+    update();
+}
+
+SliceView::Mapping SliceView::mapping() const {
+    const recon::Grid& g = model_->grid();
+    const PlaneAxes a = planeAxes(model_->orientation());
+    const auto size = sliceSize(g, model_->orientation());
+    // Square millimetres: each slice pixel is drawn with its voxel's aspect.
+    const double du = g.fov_mm[a.u] / g.n[a.u];
+    const double dv = g.fov_mm[a.v] / g.n[a.v];
+    const double fit = std::min(width() / (size[0] * du), height() / (size[1] * dv));
+    const double scale = fit * model_->zoom();
+    Mapping m;
+    m.sx = du * scale;
+    m.sy = dv * scale;
+    const QPointF pan = model_->pan();
+    m.origin = QPointF(width() / 2.0 - (size[0] / 2.0 - pan.x()) * m.sx,
+                       height() / 2.0 - (size[1] / 2.0 - pan.y()) * m.sy);
+    return m;
+}
+
+QPointF SliceView::widgetPosition(int column, int row) const {
+    const Mapping m = mapping();
+    return m.origin + QPointF((column + 0.5) * m.sx, (row + 0.5) * m.sy);
+}
+
+std::optional<SlicePixel> SliceView::pixelAt(QPointF p) const {
+    const Mapping m = mapping();
+    const auto size = sliceSize(model_->grid(), model_->orientation());
+    const int column = int(std::floor((p.x() - m.origin.x()) / m.sx));
+    const int row = int(std::floor((p.y() - m.origin.y()) / m.sy));
+    if (column < 0 || row < 0 || column >= size[0] || row >= size[1]) return std::nullopt;
+    return SlicePixel{column, row};
+}
+
+std::optional<double> SliceView::cursorValue() const {
+    const LayerImage* image = layers_->get(layer_);
+    if (!image || image->volume.empty() || image->volume.grid != model_->grid()) return std::nullopt;
+    const auto& c = model_->cursor();
+    return displayValue(image->volume.at(c[0], c[1], c[2]), model_->displayMode());
+}
+
+QString SliceView::title() const {
+    QString t = layerTitle(layer_);
+    if (gain() != 1.0) t += QStringLiteral("  (x%1)").arg(gain());
+    if (const LayerImage* image = layers_->get(layer_); image && image->quality)
+        t += QStringLiteral("   %1 dB  %2 %")
+                 .arg(image->quality->psnr_db, 0, 'f', 2)
+                 .arg(image->quality->error_percent, 0, 'f', 1);
+    return t;
+}
+
+void SliceView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), QColor(12, 12, 14));
+    const LayerImage* image = layers_->get(layer_);
+    const bool ready = image && !image->volume.empty() && image->volume.grid == model_->grid();
+
+    if (ready) {
+        if (dirty_ || image_.isNull()) {
+            const SliceData s = extractSlice(image->volume, model_->orientation(), model_->slice(),
+                                             model_->displayMode(), gain());
+            image_ = renderSlice(s, model_->windowLevel(), model_->colorMap());
+            dirty_ = false;
+        }
+        const Mapping m = mapping();
+        const QRectF target(m.origin, QSizeF(image_.width() * m.sx, image_.height() * m.sy));
+        p.setRenderHint(QPainter::SmoothPixmapTransform, false);  // voxels stay voxels
+        p.drawImage(target, image_);
+
+        // Crosshair through the cursor voxel's centre.
+        const SlicePixel c = pixelOf(model_->grid(), model_->orientation(), model_->cursor());
+        const QPointF centre = widgetPosition(c.column, c.row);
+        p.setPen(QPen(QColor(255, 200, 0, 150), 1));
+        p.drawLine(QPointF(target.left(), centre.y()), QPointF(target.right(), centre.y()));
+        p.drawLine(QPointF(centre.x(), target.top()), QPointF(centre.x(), target.bottom()));
+    }
+
+    // Overlays: title (with quality), slice and the value under the cursor, on a
+    // dark band so they stay legible over bright tissue.
+    QFont f = font();
+    f.setPointSizeF(f.pointSizeF() * 0.9);
+    p.setFont(f);
+    const QRect text = rect().adjusted(6, 3, -6, -3);
+    auto label = [&p, &text](const QString& s, Qt::Alignment a) {
+        const QRect r = p.fontMetrics().boundingRect(text, int(a), s).adjusted(-4, -1, 4, 1);
+        p.fillRect(r, QColor(0, 0, 0, 150));
+        p.setPen(QColor(235, 235, 235));
+        p.drawText(text, int(a), s);
+    };
+    label(title(), Qt::AlignTop | Qt::AlignLeft);
+    if (!ready) {
+        QString why = QStringLiteral("waiting for the reconstruction");
+        if (layers_->grid().voxels() <= 1) {
+            why = QStringLiteral("no data: open a file or a demo case");
+        } else if ((layer_ == Layer::Truth || isDifference(layer_)) && !layers_->has(Layer::Truth)) {
+            why = QStringLiteral("no truth for this data set");
+        }
+        p.setPen(QColor(150, 150, 150));
+        p.drawText(rect(), Qt::AlignCenter, why);
+        return;
+    }
+    const auto& c = model_->cursor();
+    QString info = QStringLiteral("%1 %2/%3   (%4, %5, %6)")
+                       .arg(toString(model_->orientation()))
+                       .arg(model_->slice() + 1)
+                       .arg(model_->sliceCount())
+                       .arg(c[0])
+                       .arg(c[1])
+                       .arg(c[2]);
+    if (auto v = cursorValue()) info += QStringLiteral("   %1 %2").arg(toString(model_->displayMode()).toLower()).arg(*v, 0, 'g', 4);
+    label(info, Qt::AlignBottom | Qt::AlignLeft);
+}
+
+void SliceView::wheelEvent(QWheelEvent* e) {
+    const int steps = e->angleDelta().y() / 120;
+    if (steps == 0) return;
+    if (e->modifiers() & Qt::ControlModifier) {
+        model_->zoomBy(std::pow(1.25, steps));
+    } else {
+        model_->stepSlice(steps);
+    }
+    e->accept();
+}
+
+void SliceView::setCursorAt(QPointF point) {
+    if (auto px = pixelAt(point))
+        model_->setCursor(voxelOf(model_->grid(), model_->orientation(), model_->slice(), px->column, px->row));
+}
+
+void SliceView::mousePressEvent(QMouseEvent* e) {
+    last_mouse_ = e->position();
+    if (e->button() == Qt::MiddleButton ||
+        (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier))) {
+        drag_ = Drag::Pan;
+        setCursor(Qt::ClosedHandCursor);
+    } else if (e->button() == Qt::RightButton) {
+        drag_ = Drag::WindowLevel;
+        setCursor(Qt::SizeAllCursor);
+    } else if (e->button() == Qt::LeftButton) {
+        drag_ = Drag::Cursor;
+        setCursorAt(e->position());
+    }
+    e->accept();
+}
+
+void SliceView::mouseMoveEvent(QMouseEvent* e) {
+    const QPointF delta = e->position() - last_mouse_;
+    last_mouse_ = e->position();
+    switch (drag_) {
+        case Drag::Cursor: setCursorAt(e->position()); break;
+        case Drag::Pan: {
+            const Mapping m = mapping();
+            model_->panBy(QPointF(delta.x() / m.sx, delta.y() / m.sy));
+            break;
+        }
+        case Drag::WindowLevel: model_->dragWindowLevel(delta.x(), delta.y()); break;
+        case Drag::None: break;
+    }
+    e->accept();
+}
+
+void SliceView::mouseReleaseEvent(QMouseEvent* e) {
+    drag_ = Drag::None;
+    unsetCursor();
+    e->accept();
+}
+
+void SliceView::mouseDoubleClickEvent(QMouseEvent* e) {
+    if (e->button() == Qt::RightButton) autoWindowLevel();  // as in many PACS viewers
+    e->accept();
+}
+
+void SliceView::autoWindowLevel() {
+    const LayerImage* image = layers_->get(layer_);
+    if (!image || image->volume.empty()) return;
+    model_->setWindowLevel(percentileWindow(
+        extractSlice(image->volume, model_->orientation(), model_->slice(), model_->displayMode(), gain())));
+}
+
+void SliceView::keyPressEvent(QKeyEvent* e) {
+    switch (e->key()) {
+        case Qt::Key_Up:
+        case Qt::Key_PageUp: model_->stepSlice(+1); break;
+        case Qt::Key_Down:
+        case Qt::Key_PageDown: model_->stepSlice(-1); break;
+        case Qt::Key_Plus:
+        case Qt::Key_Equal: model_->zoomBy(1.25); break;
+        case Qt::Key_Minus: model_->zoomBy(0.8); break;
+        case Qt::Key_R: model_->resetView(); break;
+        case Qt::Key_A: autoWindowLevel(); break;
+        default: QWidget::keyPressEvent(e); return;
+    }
+    e->accept();
+}
+
+}  // namespace studio

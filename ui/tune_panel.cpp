@@ -1,0 +1,176 @@
+#include "ui/tune_panel.hpp"
+
+#include <QComboBox>
+#include <QDoubleValidator>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+
+#include <cmath>
+
+#include "ui/reconstruction_controller.hpp"
+
+namespace studio {
+
+int TunePanel::sliderPosition(double lambda) {
+    const double l = std::clamp(std::log10(std::max(lambda, 1e-300)), kMinLog10, kMaxLog10);
+    return int(std::lround((l - kMinLog10) * kStepsPerDecade));
+}
+
+double TunePanel::lambdaAt(int position) { return std::pow(10.0, kMinLog10 + double(position) / kStepsPerDecade); }
+
+TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
+    : QWidget(parent), controller_(controller) {
+    setObjectName(QStringLiteral("tune-panel"));
+    auto* form = new QFormLayout(this);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+    lambda_slider_ = new QSlider(Qt::Horizontal, this);
+    lambda_slider_->setObjectName(QStringLiteral("lambda-slider"));
+    lambda_slider_->setRange(0, int((kMaxLog10 - kMinLog10) * kStepsPerDecade));
+    lambda_slider_->setPageStep(kStepsPerDecade / 5);
+    lambda_slider_->setToolTip(tr("lambda on a logarithmic scale, 1e-6 to 10"));
+    lambda_field_ = new QLineEdit(this);
+    lambda_field_->setObjectName(QStringLiteral("lambda-field"));
+    auto* validator = new QDoubleValidator(0.0, 1e6, 12, lambda_field_);
+    validator->setNotation(QDoubleValidator::ScientificNotation);
+    validator->setLocale(QLocale::c());
+    lambda_field_->setValidator(validator);
+    lambda_field_->setMaximumWidth(90);
+    auto* lambda_row = new QHBoxLayout;
+    lambda_row->addWidget(lambda_slider_, 1);
+    lambda_row->addWidget(lambda_field_);
+    form->addRow(tr("lambda:"), lambda_row);
+    lambda_scale_ = new QLabel(this);
+    lambda_scale_->setWordWrap(true);
+    form->addRow(QString(), lambda_scale_);
+
+    regularizer_ = new QComboBox(this);
+    regularizer_->addItem(tr("Finite differences"), int(recon::RegularizerKind::FiniteDifference));
+    regularizer_->addItem(tr("Tikhonov (identity)"), int(recon::RegularizerKind::Tikhonov));
+    regularizer_->addItem(tr("Anatomically weighted"), int(recon::RegularizerKind::AnatomicalFiniteDifference));
+    regularizer_->setItemData(2, tr("Finite differences that do not cross edges of the data set's reference image"),
+                              Qt::ToolTipRole);
+    form->addRow(tr("Regulariser:"), regularizer_);
+
+    iterations_ = new QSpinBox(this);
+    iterations_->setRange(1, 2000);
+    form->addRow(tr("Iterations:"), iterations_);
+
+    precision_ = new QComboBox(this);
+    precision_->addItem(tr("float32"), int(recon::Precision::Single));
+    precision_->addItem(tr("float64"), int(recon::Precision::Double));
+    form->addRow(tr("Precision:"), precision_);
+
+    backend_ = new QComboBox(this);
+    backend_->addItem(tr("Auto (GPU if available)"), int(recon::BackendChoice::Auto));
+    backend_->addItem(tr("CPU"), int(recon::BackendChoice::Cpu));
+    backend_->addItem(tr("CUDA"), int(recon::BackendChoice::Cuda));
+    form->addRow(tr("Backend:"), backend_);
+
+    method_ = new QComboBox(this);
+    method_->addItem(tr("backend default"), QString());
+    form->addRow(tr("Fourier method:"), method_);
+
+    reconstruct_ = new QPushButton(tr("Reconstruct"), this);
+    reconstruct_->setObjectName(QStringLiteral("reconstruct-button"));
+    cancel_ = new QPushButton(tr("Cancel"), this);
+    cancel_->setObjectName(QStringLiteral("cancel-button"));
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(reconstruct_);
+    buttons->addWidget(cancel_);
+    form->addRow(buttons);
+
+    // Edits -> controller.
+    connect(lambda_slider_, &QSlider::valueChanged, this, [this](int position) {
+        if (updating_) return;
+        const double lambda = lambdaAt(position);
+        lambda_field_->setText(QString::number(lambda, 'g', 3));
+        edit([lambda](ReconSettings& s) { s.lambda = lambda; });
+    });
+    connect(lambda_field_, &QLineEdit::editingFinished, this, [this] {
+        bool ok = false;
+        const double lambda = QLocale::c().toDouble(lambda_field_->text(), &ok);
+        if (ok) edit([lambda](ReconSettings& s) { s.lambda = lambda; });
+    });
+    connect(regularizer_, &QComboBox::currentIndexChanged, this, [this] {
+        const auto kind = recon::RegularizerKind(regularizer_->currentData().toInt());
+        edit([kind](ReconSettings& s) { s.regularizer = kind; });
+    });
+    connect(iterations_, &QSpinBox::valueChanged, this, [this](int n) { edit([n](ReconSettings& s) { s.iterations = n; }); });
+    connect(precision_, &QComboBox::currentIndexChanged, this, [this] {
+        const auto p = recon::Precision(precision_->currentData().toInt());
+        edit([p](ReconSettings& s) { s.precision = p; });
+    });
+    connect(backend_, &QComboBox::currentIndexChanged, this, [this] {
+        const auto b = recon::BackendChoice(backend_->currentData().toInt());
+        edit([b](ReconSettings& s) { s.backend = b; });
+    });
+    connect(method_, &QComboBox::currentIndexChanged, this, [this] {
+        const QString m = method_->currentData().toString();
+        edit([m](ReconSettings& s) { s.method = m; });
+    });
+    connect(reconstruct_, &QPushButton::clicked, controller_, &ReconstructionController::reconstruct);
+    connect(cancel_, &QPushButton::clicked, controller_, &ReconstructionController::cancel);
+
+    // Controller -> panel.
+    connect(controller_, &ReconstructionController::settingsChanged, this, &TunePanel::showSettings);
+    connect(controller_, &ReconstructionController::backendChanged, this, &TunePanel::showBackend);
+    connect(controller_, &ReconstructionController::datasetChanged, this, &TunePanel::showState);
+    connect(controller_, &ReconstructionController::stateChanged, this, &TunePanel::showState);
+    showSettings(controller_->settings());
+    showBackend();
+    showState();
+}
+
+void TunePanel::edit(const std::function<void(ReconSettings&)>& change) {
+    if (updating_) return;
+    ReconSettings s = controller_->settings();
+    change(s);
+    controller_->setSettings(s);
+}
+
+void TunePanel::showSettings(const ReconSettings& s) {
+    updating_ = true;
+    lambda_slider_->setValue(sliderPosition(s.lambda));
+    if (!lambda_field_->hasFocus()) lambda_field_->setText(QString::number(s.lambda, 'g', 3));
+    regularizer_->setCurrentIndex(regularizer_->findData(int(s.regularizer)));
+    iterations_->setValue(s.iterations);
+    precision_->setCurrentIndex(precision_->findData(int(s.precision)));
+    backend_->setCurrentIndex(backend_->findData(int(s.backend)));
+    const int m = method_->findData(s.method);
+    method_->setCurrentIndex(m >= 0 ? m : 0);
+    updating_ = false;
+    showState();
+}
+
+void TunePanel::showBackend() {
+    updating_ = true;
+    const BackendReport& b = controller_->backend();
+    method_->clear();
+    method_->addItem(b.methods.isEmpty() ? tr("backend default") : tr("%1 (default)").arg(b.methods.front()),
+                     QString());
+    for (int i = 1; i < b.methods.size(); ++i) {
+        method_->addItem(b.methods[i], b.methods[i]);
+        method_->setItemData(i, b.method_descriptions.value(i), Qt::ToolTipRole);
+    }
+    const int m = method_->findData(controller_->settings().method);
+    method_->setCurrentIndex(m >= 0 ? m : 0);
+    updating_ = false;
+}
+
+void TunePanel::showState() {
+    const bool busy = isActive(controller_->state());
+    reconstruct_->setEnabled(controller_->hasDataset());
+    cancel_->setEnabled(busy);
+    const double s = controller_->summary().lambda_scale;
+    lambda_scale_->setText(controller_->hasDataset()
+                               ? tr("penalty lambda * s * ||W rho||^2, s = Q(0) = %1").arg(s, 0, 'g', 4)
+                               : tr("penalty lambda * s * ||W rho||^2, s = Q(0)"));
+}
+
+}  // namespace studio

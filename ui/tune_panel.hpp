@@ -1,0 +1,60 @@
+// The reconstruction's settings: lambda on a logarithmic slider with a numeric
+// field, the regulariser, iterations, precision, backend and Fourier method, and
+// the Reconstruct / Cancel buttons. Edits go to the controller, which restarts
+// the solve after its debounce; the panel follows the controller's settings.
+#pragma once
+
+#include <QWidget>
+
+#include <functional>
+
+#include "ui/session_worker.hpp"
+
+class QComboBox;
+class QLineEdit;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QLabel;
+
+namespace studio {
+
+class ReconstructionController;
+
+class TunePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TunePanel(ReconstructionController* controller, QWidget* parent = nullptr);
+
+    // The slider spans lambda = 1e-6 .. 10 on a log scale, kStepsPerDecade per decade.
+    static constexpr double kMinLog10 = -6, kMaxLog10 = 1;
+    static constexpr int kStepsPerDecade = 50;
+    static int sliderPosition(double lambda);
+    static double lambdaAt(int slider_position);
+
+    QSlider* lambdaSlider() const { return lambda_slider_; }
+    QLineEdit* lambdaField() const { return lambda_field_; }
+    QComboBox* regularizerBox() const { return regularizer_; }
+    QSpinBox* iterationsBox() const { return iterations_; }
+
+private:
+    void showSettings(const ReconSettings& s);  // without echoing edits back
+    void showBackend();
+    void showState();
+    void edit(const std::function<void(ReconSettings&)>& change);
+
+    ReconstructionController* controller_;
+    QSlider* lambda_slider_ = nullptr;
+    QLineEdit* lambda_field_ = nullptr;
+    QLabel* lambda_scale_ = nullptr;
+    QComboBox* regularizer_ = nullptr;
+    QSpinBox* iterations_ = nullptr;
+    QComboBox* precision_ = nullptr;
+    QComboBox* backend_ = nullptr;
+    QComboBox* method_ = nullptr;
+    QPushButton* reconstruct_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+    bool updating_ = false;
+};
+
+}  // namespace studio
