@@ -431,9 +431,9 @@ void MainWindow::openFile(const QString& path) {
     controller_->openFile(path);
 }
 
-void MainWindow::openDemo(const QString& name) {
+void MainWindow::openDemo(const QString& name, bool use_case_tuning) {
     last_demo_ = name;
-    controller_->openDemo(name);
+    controller_->openDemo(name, use_case_tuning);
 }
 
 bool MainWindow::saveImages(const QString& path, QString* error) {

@@ -51,7 +51,7 @@ public:
 
     // Open a data file (any format the engine reads) or a demo case by name.
     void openFile(const QString& path);
-    void openDemo(const QString& name);
+    void openDemo(const QString& name, bool use_case_tuning = true);
 
     // Saves; each returns false and shows (or, with `quiet`, only returns) the error.
     bool saveImages(const QString& path, QString* error = nullptr);

@@ -1,4 +1,5 @@
 #include "ui/reconstruction_controller.hpp"
+#include "recon/session/demo_cases.hpp"
 
 namespace studio {
 
@@ -83,7 +84,24 @@ void ReconstructionController::open(JobRequest::Source source, const QString& na
 
 void ReconstructionController::openFile(const QString& path) { open(JobRequest::Source::File, path); }
 
-void ReconstructionController::openDemo(const QString& name) { open(JobRequest::Source::Demo, name); }
+void ReconstructionController::openDemo(const QString& name, bool use_case_tuning) {
+    // A demo case comes with the lambda and regulariser it was tuned for
+    // (recon/session/demo_cases.cpp); an unknown name is reported by the load itself.
+    if (use_case_tuning) {
+        try {
+            const recon::CaseSpec spec = recon::demoCase(name.toStdString());
+            ReconSettings s = settings_;
+            s.lambda = spec.lambda;
+            s.regularizer = recon::parseRegularizer(spec.regularizer);
+            if (!(s == settings_)) {
+                settings_ = s;
+                emit settingsChanged(s);
+            }
+        } catch (const std::exception&) {
+        }
+    }
+    open(JobRequest::Source::Demo, name);
+}
 
 void ReconstructionController::openDataset(std::shared_ptr<const recon::Dataset> data, const QString& origin) {
     open(JobRequest::Source::Dataset, origin, std::move(data));

@@ -59,7 +59,8 @@ public:
 
 public slots:
     void openFile(const QString& path);
-    void openDemo(const QString& name);
+    // use_case_tuning: adopt the case's tuned lambda and regulariser (as the menu does).
+    void openDemo(const QString& name, bool use_case_tuning = true);
     void openDataset(std::shared_ptr<const recon::Dataset> data, const QString& origin);
     // A settings change restarts the solve after the debounce interval when data
     // are open; the previous images stay until the new ones arrive.

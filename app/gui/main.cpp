@@ -163,7 +163,9 @@ int main(int argc, char** argv) {
     if (!files.isEmpty()) {
         window.openFile(QFileInfo(files.front()).absoluteFilePath());
     } else {
-        window.openDemo(parser.isSet(options.demo) ? parser.value(options.demo) : QStringLiteral("default"));
+        // The case's tuned lambda and regulariser, unless --lambda chose one.
+        window.openDemo(parser.isSet(options.demo) ? parser.value(options.demo) : QStringLiteral("default"),
+                        !parser.isSet(options.lambda));
     }
     return app.exec();
 }
