@@ -20,6 +20,10 @@ namespace {
 template <class T>
 using HostVector = std::vector<std::complex<T>>;
 
+// Below this many values a vector operation runs on one thread: forking a team
+// costs more than it saves, and far more on a loaded machine.
+constexpr std::int64_t kParallelThreshold = 1 << 16;
+
 template <class T>
 HostVector<T> toPrecision(const ComplexArray& a) {
     HostVector<T> v(a.size());
@@ -46,7 +50,7 @@ struct CpuSpace {
         const T* pb = reinterpret_cast<const T*>(b.data());
         double re = 0, im = 0;
         const std::int64_t n = std::int64_t(a.size());
-#pragma omp parallel for reduction(+ : re, im) schedule(static)
+#pragma omp parallel for reduction(+ : re, im) schedule(static) if (n > kParallelThreshold)
         for (std::int64_t i = 0; i < n; ++i) {
             re += double(pa[2 * i]) * pb[2 * i] + double(pa[2 * i + 1]) * pb[2 * i + 1];
             im += double(pa[2 * i]) * pb[2 * i + 1] - double(pa[2 * i + 1]) * pb[2 * i];
@@ -58,7 +62,7 @@ struct CpuSpace {
         const T* px = reinterpret_cast<const T*>(x.data());
         T* py = reinterpret_cast<T*>(y.data());
         const std::int64_t n = 2 * std::int64_t(x.size());
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
         for (std::int64_t i = 0; i < n; ++i) py[i] += a * px[i];
     }
     void xpby(const Vector& x, double beta, Vector& y) const {
@@ -66,7 +70,7 @@ struct CpuSpace {
         const T* px = reinterpret_cast<const T*>(x.data());
         T* py = reinterpret_cast<T*>(y.data());
         const std::int64_t n = 2 * std::int64_t(x.size());
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
         for (std::int64_t i = 0; i < n; ++i) py[i] = px[i] + b * py[i];
     }
     void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) const {
@@ -76,7 +80,7 @@ struct CpuSpace {
         for (std::size_t k = 0; k < xs.size(); ++k) {
             const T a = T(w[k]);
             const T* px = reinterpret_cast<const T*>(xs[k]->data());
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > kParallelThreshold)
             for (std::int64_t i = 0; i < n; ++i) py[i] += a * px[i];
         }
     }

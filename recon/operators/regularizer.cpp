@@ -55,7 +55,7 @@ CsrMatrix CsrMatrix::transposed() const {
 
 template <class T>
 void CsrMatrix::multiply(const std::complex<T>* x, std::complex<T>* y) const {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows > (1 << 16))
     for (std::int64_t r = 0; r < rows; ++r) {
         std::complex<T> acc = 0;
         for (std::int64_t j = row_ptr[r]; j < row_ptr[r + 1]; ++j) acc += T(val[j]) * x[col[j]];

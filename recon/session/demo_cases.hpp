@@ -35,6 +35,7 @@ std::shared_ptr<Dataset> simulate(const CaseSpec& spec);
 namespace recon {
 // The Gibbs floor of a simulated case: the quality of the reconstruction from
 // full Cartesian data (every integer k in the band, exact analytic values)
-// against the case's truth. No method can be expected to beat it.
+// against the case's truth. Methods without prior knowledge stay below it; a
+// regulariser that knows the object's edges (the anatomical prior) can pass it.
 Quality cartesianFloor(const CaseSpec& spec, const Dataset& data, Backend& backend);
 }  // namespace recon
