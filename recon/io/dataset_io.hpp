@@ -1,6 +1,8 @@
-// Reading and writing data sets and results. The format follows the file's
-// extension (and, for HDF5, its content: our own layout or ISMRMRD):
-//   .h5/.hdf5/.mrd  ReconStudio HDF5 layout (docs/FILE_FORMAT.md) or ISMRMRD
+// Reading and writing data sets and results (docs/FILE_FORMAT.md). The format
+// follows the file's extension (and, for HDF5 input, its content: our own
+// layout or ISMRMRD):
+//   .h5/.hdf5       ReconStudio HDF5 layout; as input also ISMRMRD
+//   .mrd/.ismrmrd   ISMRMRD: raw data in, images out
 //   .cfl/.hdr       BART (names with or without the extension)
 //   .nii/.nii.gz    NIfTI-1 (images only: magnitude, optionally phase)
 //   .png            one slice (images only)
@@ -32,6 +34,7 @@ struct InputSpec {
     std::string density;     // optional density weights
     std::optional<TrajectoryUnits> units;          // override the assumed units
     std::optional<std::array<int, 3>> matrix;      // override the grid size (2D: n_z = 1)
+    std::optional<BasisFunction> basis;            // override the voxel basis (BART's phantom: point)
 };
 
 // Which readers and writers this build has (HDF5/ISMRMRD are optional).
