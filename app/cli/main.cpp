@@ -194,6 +194,25 @@ std::set<std::string> merged(std::initializer_list<std::set<std::string>> sets) 
     return out;
 }
 
+// What compare and recon share: the backend, the data, a session on them, the options.
+struct Job {
+    std::shared_ptr<Backend> backend;
+    Loaded loaded;
+    std::unique_ptr<ReconstructionSession> session;
+    SolveOptions opts;
+    const Dataset& data() const { return *loaded.data; }
+};
+
+Job prepareJob(const Arguments& a, bool quiet) {
+    Job j;
+    j.backend = makeBackend(a, quiet);
+    j.loaded = loadData(a);
+    j.session = std::make_unique<ReconstructionSession>(j.backend);
+    j.session->setDataset(j.loaded.data);
+    j.opts = solveOptions(a, j.loaded.spec);
+    return j;
+}
+
 struct MethodRow {
     std::string name;
     double seconds = 0;
@@ -227,12 +246,12 @@ std::string jsonNumber(double v) {
 int cmdCompare(const std::vector<std::string>& args) {
     Arguments a(args, merged({kDataOptions, kSolveOptions}), {"json", "quiet", "no-floor"});
     const bool quiet = a.flag("quiet");
-    auto backend = makeBackend(a, quiet);
-    Loaded l = loadData(a);
-    const Dataset& d = *l.data;
-    ReconstructionSession session(backend);
-    session.setDataset(l.data);
-    SolveOptions opts = solveOptions(a, l.spec);
+    Job job = prepareJob(a, quiet);
+    const Dataset& d = job.data();
+    ReconstructionSession& session = *job.session;
+    const SolveOptions& opts = job.opts;
+    Backend* backend = job.backend.get();
+    const Loaded& l = job.loaded;
     ProgressBar bar(quiet);
 
     std::vector<MethodRow> rows;
@@ -300,12 +319,11 @@ int cmdRecon(const std::vector<std::string>& args) {
     if (only != "all" && only != "iterative" && only != "gridding-kb" && only != "gridding-trilinear")
         throw UsageError("--only expects gridding-trilinear, gridding-kb or iterative");
     if (!a.has("output") && !a.has("gridding-output")) throw UsageError("recon needs --output FILE (and/or --gridding-output FILE)");
-    auto backend = makeBackend(a, quiet);
-    Loaded l = loadData(a);
-    const Dataset& d = *l.data;
-    ReconstructionSession session(backend);
-    session.setDataset(l.data);
-    SolveOptions opts = solveOptions(a, l.spec);
+    Job job = prepareJob(a, quiet);
+    const Dataset& d = job.data();
+    ReconstructionSession& session = *job.session;
+    const SolveOptions& opts = job.opts;
+    const auto& backend = job.backend;
     ProgressBar bar(quiet);
 
     ReconstructionRecord rec;

@@ -235,29 +235,30 @@ public:
     }
     std::string defaultMethod() const override { return "nufft"; }
 
+    // True for the exact sums, false for the NUFFT; any other name is an error.
+    static bool isDirect(const FourierMethod& m) {
+        if (m.name == "direct") return true;
+        if (m.name == "nufft") return false;
+        throw Error("the CPU backend has no Fourier method '" + m.name + "' (it has nufft and direct)");
+    }
+
     void adjointSum(const Trajectory& t, const ComplexArray& c, const SampleGrid& g, ComplexArray& out,
                     const FourierMethod& m, const Progress& progress) override {
         HostVector<T> ct = toPrecision<T>(c), ot(g.points());
-        if (m.name == "direct") {
+        if (isDirect(m))
             directAdjointSum<T>(t, ct.data(), g, ot.data(), progress);
-        } else if (m.name == "nufft") {
+        else
             NufftPlan<T>(t, g, SpreadKernel::forTolerance(m.tolerance)).adjoint(ct.data(), ot.data(), progress);
-        } else {
-            throw Error("the CPU backend has no Fourier method '" + m.name + "' (it has nufft and direct)");
-        }
         fromPrecision(ot, out);
     }
 
     void forwardSum(const Trajectory& t, const ComplexArray& f, const SampleGrid& g, ComplexArray& out,
                     const FourierMethod& m, const Progress& progress) override {
         HostVector<T> ft = toPrecision<T>(f), ot(t.samples());
-        if (m.name == "direct") {
+        if (isDirect(m))
             directForwardSum<T>(t, ft.data(), g, ot.data(), progress);
-        } else if (m.name == "nufft") {
+        else
             NufftPlan<T>(t, g, SpreadKernel::forTolerance(m.tolerance)).forward(ft.data(), ot.data(), progress);
-        } else {
-            throw Error("the CPU backend has no Fourier method '" + m.name + "' (it has nufft and direct)");
-        }
         fromPrecision(ot, out);
     }
 
