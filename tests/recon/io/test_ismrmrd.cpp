@@ -1,0 +1,216 @@
+// ISMRMRD: a radial multi-coil file made with ISMRMRD's own API opens (discards,
+// noise scans, units honoured) and reconstructs; our images open in ISMRMRD.
+#include <gtest/gtest.h>
+#include <ismrmrd/dataset.h>
+#include <ismrmrd/ismrmrd.h>
+#include <ismrmrd/xml.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "io_test_support.hpp"
+#include "recon/core/errors.hpp"
+#include "recon/core/metrics.hpp"
+#include "recon/io/dataset_io.hpp"
+#include "recon/phantom/shepp_logan.hpp"
+#include "recon/session/reconstruction.hpp"
+#include "recon/trajectory/trajectories.hpp"
+
+namespace recon::test {
+namespace {
+
+constexpr int kN = 32, kSpokes = 64, kReadout = 64, kCoils = 4, kDiscard = 2;
+
+// Constant complex coil weights with sum |w|^2 = 1, so the sum of squares of
+// per-coil reconstructions is the magnitude of the object.
+cdouble coilWeight(int c) { return 0.5 * std::polar(1.0, 0.7 * c); }
+
+double relativeDifference(const ComplexArray& a, const ComplexArray& b) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        num += std::norm(a[i] - b[i]);
+        den += std::norm(b[i]);
+    }
+    return std::sqrt(num / den);
+}
+
+struct Written {
+    Trajectory trajectory;  // cycles per FOV
+    ComplexArray object_kspace;
+};
+
+// `scale` divides the stored trajectory (1: cycles per FOV, kN: cycles per voxel).
+Written writeRadialFile(const std::string& path, double scale) {
+    Written w;
+    w.trajectory = goldenAngleRadial2D(kN, kSpokes, kReadout);
+    const Grid grid = Grid::make2D(kN, kN);
+    w.object_kspace = Phantom::sheppLogan2D().kspace(w.trajectory, grid);
+
+    ISMRMRD::IsmrmrdHeader h;
+    h.experimentalConditions.H1resonanceFrequency_Hz = 63500000;
+    ISMRMRD::Encoding e;
+    e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(kN, kN, 1);
+    e.encodedSpace.fieldOfView_mm = {220, 220, 5};
+    e.reconSpace = e.encodedSpace;
+    e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, kSpokes - 1, 0);
+    e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
+    h.encoding.push_back(e);
+    std::ostringstream xml;
+    ISMRMRD::serialize(h, xml);
+
+    ISMRMRD::Dataset file(path.c_str(), "dataset", true);
+    file.writeHeader(xml.str());
+    // A noise scan first: it has no trajectory and must be skipped.
+    ISMRMRD::Acquisition noise(kReadout, kCoils, 0);
+    noise.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
+    file.appendAcquisition(noise);
+    const int ns = kReadout + kDiscard;
+    for (int s = 0; s < kSpokes; ++s) {
+        ISMRMRD::Acquisition acq(ns, kCoils, 2);
+        acq.discard_pre() = kDiscard;  // samples before the readout proper: garbage, dropped by readers
+        acq.idx().kspace_encode_step_1 = std::uint16_t(s);
+        for (int i = 0; i < ns; ++i) {
+            const int m = s * kReadout + (i - kDiscard);
+            for (int c = 0; c < kCoils; ++c)
+                acq.data(std::uint16_t(i), std::uint16_t(c)) =
+                    i < kDiscard ? std::complex<float>(NAN, NAN)
+                                 : std::complex<float>(coilWeight(c) * w.object_kspace[std::size_t(m)]);
+            for (int a = 0; a < 2; ++a)
+                acq.traj(std::uint16_t(a), std::uint16_t(i)) =
+                    i < kDiscard ? 1e9f : float(w.trajectory.k[3 * std::size_t(m) + a] / scale);
+        }
+        file.appendAcquisition(acq);
+    }
+    return w;
+}
+
+TEST(Ismrmrd, RadialMultiCoilFileOpensExactly) {
+    ScratchDir dir;
+    const Written w = writeRadialFile(dir.file("radial.h5"), 1.0);
+    InputSpec spec;
+    spec.input = dir.file("radial.h5");
+    const auto d = readDataset(spec);
+    EXPECT_EQ(d->grid, Grid::make2D(kN, kN));
+    EXPECT_DOUBLE_EQ(d->grid.fov_mm[0], 220.0);
+    EXPECT_EQ(d->coils, kCoils);
+    ASSERT_EQ(d->samples(), std::size_t(kSpokes * kReadout));
+    EXPECT_EQ(d->trajectory.readout_length, kReadout);
+    EXPECT_EQ(d->trajectory.kind, "radial-2d");
+    for (std::size_t i = 0; i < w.trajectory.k.size(); ++i)
+        EXPECT_EQ(d->trajectory.k[i], double(float(w.trajectory.k[i])));
+    for (int c = 0; c < kCoils; ++c)
+        for (std::size_t m = 0; m < d->samples(); m += 97) {
+            const cdouble v = coilWeight(c) * w.object_kspace[m];
+            EXPECT_LE(std::abs(d->coil(c)[m] - v), 1e-6 * std::abs(v));  // float32 in the file
+        }
+    EXPECT_NE(d->source.find("1 skipped"), std::string::npos) << d->source;
+    EXPECT_NE(d->source.find("cycles per FOV (assumed"), std::string::npos) << d->source;
+}
+
+TEST(Ismrmrd, UnitsOverrideReadsCyclesPerVoxel) {
+    ScratchDir dir;
+    const Written w = writeRadialFile(dir.file("voxel.mrd"), kN);
+    InputSpec spec;
+    spec.input = dir.file("voxel.mrd");
+    spec.units = TrajectoryUnits::CyclesPerVoxel;
+    const auto d = readDataset(spec);
+    for (std::size_t i = 0; i < w.trajectory.k.size(); i += 13)
+        EXPECT_NEAR(d->trajectory.k[i], w.trajectory.k[i], 1e-5);
+    EXPECT_NE(d->source.find("as given by the user"), std::string::npos);
+    // Without the override the (tiny) values are taken as cycles per FOV: a valid
+    // but wrong reading, which the source string states.
+    spec.units.reset();
+    EXPECT_NE(readDataset(spec)->source.find("assumed"), std::string::npos);
+}
+
+TEST(Ismrmrd, RadialMultiCoilFileReconstructs) {
+    ScratchDir dir;
+    const Written w = writeRadialFile(dir.file("radial.h5"), 1.0);
+    InputSpec spec;
+    spec.input = dir.file("radial.h5");
+    auto d = readDataset(spec);
+    SolveOptions o;
+    o.iterations = 30;
+    ReconstructionSession session(createCpuBackend(Precision::Double));
+    session.setDataset(d);
+    const SolveResult combined = session.solve(o);
+
+    // The same object as one coil: per-coil solves are linear and sum |w_c|^2 = 1,
+    // so the sum of squares must equal the single coil's magnitude.
+    auto single = std::make_shared<Dataset>(*d);
+    single->coils = 1;
+    single->kspace = w.object_kspace;
+    ReconstructionSession reference(createCpuBackend(Precision::Double));
+    reference.setDataset(single);
+    ComplexArray magnitude = reference.solve(o).image;
+    for (auto& v : magnitude) v = std::abs(v);
+    EXPECT_LT(relativeDifference(combined.image, magnitude), 1e-3);  // float32 samples in the file
+
+    ComplexArray truth = Phantom::sheppLogan2D().image(d->grid);
+    for (auto& v : truth) v = std::abs(v);
+    const Quality q = measureQuality(combined.image, truth, false);
+    EXPECT_GT(q.psnr_db, 20.0) << "iterative " << q.psnr_db << " dB";
+}
+
+TEST(Ismrmrd, SeveralSlicesAreRefusedByName) {
+    ScratchDir dir;
+    const std::string path = dir.file("slices.h5");
+    {
+        writeRadialFile(path, 1.0);
+        ISMRMRD::Dataset file(path.c_str(), "dataset", false);
+        ISMRMRD::Acquisition acq(4, kCoils, 2);
+        acq.idx().slice = 3;
+        file.appendAcquisition(acq);
+    }
+    InputSpec spec;
+    spec.input = path;
+    EXPECT_THROW_MESSAGE(readDataset(spec), InputError, "slices.h5", "acquisition 65", "several slices");
+}
+
+TEST(Ismrmrd, CartesianDataAreRefusedByName) {
+    ScratchDir dir;
+    const std::string path = dir.file("cart.h5");
+    {
+        ISMRMRD::IsmrmrdHeader h;
+        h.experimentalConditions.H1resonanceFrequency_Hz = 1;
+        ISMRMRD::Encoding e;
+        e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(8, 8, 1);
+        e.encodedSpace.fieldOfView_mm = {100, 100, 5};
+        e.reconSpace = e.encodedSpace;
+        e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
+        h.encoding.push_back(e);
+        std::ostringstream xml;
+        ISMRMRD::serialize(h, xml);
+        ISMRMRD::Dataset file(path.c_str(), "dataset", true);
+        file.writeHeader(xml.str());
+        file.appendAcquisition(ISMRMRD::Acquisition(8, 1, 0));
+    }
+    InputSpec spec;
+    spec.input = path;
+    EXPECT_THROW_MESSAGE(readDataset(spec), InputError, "cart.h5", "acquisition 0", "Cartesian");
+}
+
+TEST(Ismrmrd, OurImageOpensWithIsmrmrdsReader) {
+    ScratchDir dir;
+    Grid g = Grid::make3D(6, 5, 4);
+    g.fov_mm = {180, 150, 120};
+    ComplexArray img(g.voxels());
+    for (std::size_t i = 0; i < img.size(); ++i) img[i] = cdouble(double(i), -double(i) / 4);
+    writeImage(dir.file("out.mrd"), g, img, {.description = "test image"});
+    ISMRMRD::Dataset file(dir.file("out.mrd").c_str(), "dataset", false);
+    ASSERT_EQ(file.getNumberOfImages("image_0"), 1u);
+    ISMRMRD::Image<std::complex<float>> back;
+    file.readImage("image_0", 0, back);
+    EXPECT_EQ(back.getMatrixSizeX(), 6);
+    EXPECT_EQ(back.getMatrixSizeY(), 5);
+    EXPECT_EQ(back.getMatrixSizeZ(), 4);
+    EXPECT_FLOAT_EQ(back.getFieldOfViewY(), 150.0f);
+    EXPECT_EQ(back.getImageType(), ISMRMRD::ISMRMRD_IMTYPE_COMPLEX);
+    for (std::size_t i = 0; i < img.size(); ++i) EXPECT_EQ(cdouble(back.getDataPtr()[i]), img[i]);
+    std::string attributes;
+    back.getAttributeString(attributes);
+    EXPECT_NE(attributes.find("test image"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace recon::test
