@@ -27,7 +27,7 @@ public:
     explicit TunePanel(ReconstructionController* controller, QWidget* parent = nullptr);
 
     // The slider spans lambda = 1e-6 .. 10 on a log scale, kStepsPerDecade per decade.
-    static constexpr double kMinLog10 = -6, kMaxLog10 = 1;
+    static constexpr double kMinLog10 = -6, kMaxLog10 = 3;  // the anatomical prior wants lambda up to a few hundred
     static constexpr int kStepsPerDecade = 50;
     static int sliderPosition(double lambda);
     static double lambdaAt(int slider_position);
