@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../test_support.hpp"
+#include "gpu_test_support.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/nufft/nufft.hpp"
 #include "recon/operators/regularizer.hpp"
@@ -15,12 +16,6 @@ using namespace recon::test;
 
 namespace {
 
-std::unique_ptr<Backend> gpu(Precision p) {
-    std::string why;
-    auto b = createCudaBackend(p, 0, &why);
-    if (!b) throw std::runtime_error("no CUDA backend: " + why);
-    return b;
-}
 
 std::vector<double> positiveWeights(std::size_t m) {
     std::vector<double> w(m);

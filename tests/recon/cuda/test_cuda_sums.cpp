@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "../test_support.hpp"
+#include "gpu_test_support.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/cuda/cuda_backend.hpp"
 #include "recon/cuda/cuda_util.hpp"
@@ -18,12 +19,6 @@ using namespace recon::test;
 
 namespace {
 
-std::unique_ptr<Backend> gpu(Precision p) {
-    std::string why;
-    auto b = createCudaBackend(p, 0, &why);
-    if (!b) throw std::runtime_error("no CUDA backend: " + why);
-    return b;
-}
 
 // Relative L2 error allowed per method and precision (issue #3: 1e-4 in float32,
 // 1e-9 in float64; the NUFFT is held to its requested tolerance).
