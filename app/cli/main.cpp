@@ -11,6 +11,7 @@
 
 #include "arguments.hpp"
 #include "recon/backend/backend.hpp"
+#include "recon/core/host_memory.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
@@ -403,6 +404,7 @@ int cmdCases() {
 
 int main(int argc, char** argv) {
     using namespace recon::cli;
+    recon::retainLargeHostAllocations();
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
         std::fputs(kUsage, stdout);

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "recon/core/errors.hpp"
+#include "recon/core/host_memory.hpp"
 #include "recon/core/version.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "ui/main_window.hpp"
@@ -77,6 +78,7 @@ bool haveDisplay(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    recon::retainLargeHostAllocations();
     describeApplication();
     if (asksForHelpOrVersion(argc, argv)) {
         // --help and --version need no display: answer them before any window system is touched.

@@ -28,6 +28,14 @@ GriddingOptions kaiserBesselGridding(double sigma, int width) {
     return o;
 }
 
+std::shared_ptr<const BackendArray> Backend::adjointOnBackend(const Trajectory& t, const ComplexArray& c,
+                                                             const SampleGrid& grid, const FourierMethod& method,
+                                                             const Progress& progress) {
+    ComplexArray out;
+    adjointSum(t, c, grid, out, method, progress);
+    return onHost(std::move(out));
+}
+
 BackendChoice parseBackendChoice(const std::string& s) {
     if (s == "auto") return BackendChoice::Auto;
     if (s == "cpu") return BackendChoice::Cpu;

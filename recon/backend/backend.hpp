@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "recon/core/errors.hpp"
@@ -64,6 +65,31 @@ public:
     virtual ComplexArray q() const = 0;
 };
 
+// An image-grid vector held in the backend's memory, so that F^H d stays where
+// the solver runs between solves instead of crossing to the host and back (on a
+// GPU at 128^3 that round trip costs more than computing it).
+class BackendArray {
+public:
+    virtual ~BackendArray() = default;
+    virtual std::size_t size() const = 0;
+    virtual void toHost(ComplexArray& out) const = 0;
+};
+
+// Host memory as a BackendArray: what the CPU backend keeps, and how host data enter a solve.
+class HostArray final : public BackendArray {
+public:
+    explicit HostArray(ComplexArray values) : values_(std::move(values)) {}
+    std::size_t size() const override { return values_.size(); }
+    void toHost(ComplexArray& out) const override { out = values_; }
+    const ComplexArray& values() const { return values_; }
+
+private:
+    ComplexArray values_;
+};
+inline std::shared_ptr<const BackendArray> onHost(ComplexArray values) {
+    return std::make_shared<HostArray>(std::move(values));
+}
+
 // One CG iteration's scalars, in the units of the cost
 // ||F rho - d||^2 + lambda * s * ||W rho||^2.
 struct IterationRecord {
@@ -80,7 +106,7 @@ struct IterationRecord {
 
 struct SolverSetup {
     std::shared_ptr<const ToeplitzKernel> toeplitz;  // from this backend
-    const ComplexArray* rhs = nullptr;               // F^H d
+    std::shared_ptr<const BackendArray> rhs;         // F^H d (adjointOnBackend, or onHost(...))
     double data_norm2 = 0;                           // ||d||^2 (so the cost is absolute)
     std::shared_ptr<const Regularizer> regularizer;
     double lambda = 0;                               // user's lambda
@@ -109,6 +135,11 @@ public:
     // out_j = sum_m c_m exp(+i 2 pi k_m . x_j) on `grid` (the adjoint's sum).
     virtual void adjointSum(const Trajectory& t, const ComplexArray& c, const SampleGrid& grid,
                             ComplexArray& out, const FourierMethod& method, const Progress& progress = {}) = 0;
+    // The adjoint sum left in the backend's memory, for a solve (SolverSetup::rhs).
+    // The default keeps it on the host.
+    virtual std::shared_ptr<const BackendArray> adjointOnBackend(const Trajectory& t, const ComplexArray& c,
+                                                                 const SampleGrid& grid, const FourierMethod& method,
+                                                                 const Progress& progress = {});
     // out_m = sum_j f_j exp(-i 2 pi k_m . x_j) (the forward sum).
     virtual void forwardSum(const Trajectory& t, const ComplexArray& f, const SampleGrid& grid,
                             ComplexArray& out, const FourierMethod& method, const Progress& progress = {}) = 0;

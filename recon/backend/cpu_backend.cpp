@@ -57,6 +57,43 @@ struct CpuSpace {
         }
         return {re, im};
     }
+    // a^H b_k for several b in one pass over a.
+    std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs) const {
+        constexpr int kMax = 8;
+        std::vector<std::complex<double>> out;
+        for (std::size_t first = 0; first < bs.size(); first += kMax) {
+            const int k = int(std::min<std::size_t>(kMax, bs.size() - first));
+            const T* pb[kMax] = {};
+            for (int j = 0; j < k; ++j) pb[j] = reinterpret_cast<const T*>(bs[first + j]->data());
+            const T* pa = reinterpret_cast<const T*>(a.data());
+            double acc[2 * kMax] = {};
+            const std::int64_t n = std::int64_t(a.size());
+#pragma omp parallel for reduction(+ : acc[:2 * kMax]) schedule(static) if (n > kParallelThreshold)
+            for (std::int64_t i = 0; i < n; ++i) {
+                const double ar = pa[2 * i], ai = pa[2 * i + 1];
+                for (int j = 0; j < k; ++j) {
+                    acc[2 * j] += ar * pb[j][2 * i] + ai * pb[j][2 * i + 1];
+                    acc[2 * j + 1] += ar * pb[j][2 * i + 1] - ai * pb[j][2 * i];
+                }
+            }
+            for (int j = 0; j < k; ++j) out.emplace_back(acc[2 * j], acc[2 * j + 1]);
+        }
+        return out;
+    }
+    // y += alpha x; returns ||y||^2 from the same pass.
+    double axpyNorm2(double alpha, const Vector& x, Vector& y) const {
+        const T a = T(alpha);
+        const T* px = reinterpret_cast<const T*>(x.data());
+        T* py = reinterpret_cast<T*>(y.data());
+        const std::int64_t n = 2 * std::int64_t(x.size());
+        double norm2 = 0;
+#pragma omp parallel for simd reduction(+ : norm2) schedule(static) if (n > kParallelThreshold)
+        for (std::int64_t i = 0; i < n; ++i) {
+            py[i] += a * px[i];
+            norm2 += double(py[i]) * py[i];
+        }
+        return norm2;
+    }
     void axpy(double alpha, const Vector& x, Vector& y) const {
         const T a = T(alpha);
         const T* px = reinterpret_cast<const T*>(x.data());
@@ -173,7 +210,7 @@ public:
 
     CpuSolver(const SolverSetup& s, std::shared_ptr<const CpuToeplitz<T>> toeplitz)
         : toeplitz_(std::move(toeplitz)), reg_(s.regularizer), n_(toeplitz_->grid().voxels()),
-          lambda_scale_(s.lambda_scale), wx_(reg_ ? std::size_t(reg_->w.rows) : 0) {
+          lambda_scale_(s.lambda_scale) {
         ctx_.data_norm2 = s.data_norm2;
         ctx_.penalty_weight = s.lambda * s.lambda_scale;
         ctx_.voxels = n_;
@@ -181,11 +218,17 @@ public:
         terms.push_back({"data", 1.0, [this](const HostVector<T>& in, HostVector<T>& out) { toeplitz_->applyT(in.data(), out.data()); }});
         if (reg_) {
             terms.push_back({"penalty", ctx_.penalty_weight, [this](const HostVector<T>& in, HostVector<T>& out) {
-                                 reg_->w.multiply(in.data(), wx_.data());
-                                 reg_->wt.multiply(wx_.data(), out.data());
+                                 reg_->normal.multiply(in.data(), out.data());
                              }});
         }
-        HostVector<T> b = toPrecision<T>(*s.rhs);
+        HostVector<T> b;
+        if (const auto* host = dynamic_cast<const HostArray*>(s.rhs.get())) {
+            b = toPrecision<T>(host->values());
+        } else {
+            ComplexArray values;
+            s.rhs->toHost(values);
+            b = toPrecision<T>(values);
+        }
         cg_ = std::make_unique<Cg>(space_, std::move(terms), b, n_);
         if (s.truth) {
             ctx_.has_truth = true;
@@ -209,7 +252,6 @@ private:
     std::shared_ptr<const Regularizer> reg_;
     std::size_t n_;
     double lambda_scale_;
-    HostVector<T> wx_;
     RecordContext ctx_;
     std::unique_ptr<Cg> cg_;
 };

@@ -111,10 +111,13 @@ DeviceBuffer<std::complex<T>> uploadArray(const ComplexArray& a, cudaStream_t s,
 
 template <class T>
 void downloadArray(const DeviceBuffer<std::complex<T>>& d, std::size_t n, ComplexArray& out, cudaStream_t s) {
-    out.resize(n);
-    if (n == 0) return;
+    if (n == 0) {
+        out.clear();
+        return;
+    }
     auto* h = static_cast<std::complex<T>*>(t_staging.get(n * sizeof(std::complex<T>)));
     d.download(h, n, s);
+    out.resize(n);
 #pragma omp parallel for if (n > 65536)
     for (std::int64_t i = 0; i < std::int64_t(n); ++i) out[i] = cdouble(h[i].real(), h[i].imag());
 }
@@ -142,7 +145,7 @@ std::size_t fingerprint(const Trajectory& t) {
 // ---------------------------------------------------------------- Toeplitz
 
 template <class T>
-CudaToeplitz<T>::CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream, bool pruned)
+CudaToeplitz<T>::CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream, ToeplitzFfts ffts)
     : grid_(grid), stream_(std::move(stream)) {
     const cudaStream_t st = stream_->get();
     const Grid big = grid.doubled();
@@ -151,7 +154,8 @@ CudaToeplitz<T>::CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared
     if (q.size() != big.voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + big.describe());
     work_ = DeviceBuffer<C>(big.voxels(), "Toeplitz work grid");
     fft_ = std::make_unique<GpuFft<T>>(big_, grid.dims, st);
-    if (pruned && grid.dims >= 2) padded_ = std::make_unique<PaddedFft<T>>(big_, grid.dims, st);
+    if (ffts != ToeplitzFfts::Full && grid.dims >= 2)
+        padded_ = std::make_unique<PaddedFft<T>>(big_, grid.dims, st, ffts == ToeplitzFfts::Fused);
     // Q holds difference d = j - N at index j; the circulant wants d at index d mod 2N.
     halfShift<T>(big_, q.data(), work_.data(), false, st);
     fft_->forward(work_.data());
@@ -163,10 +167,16 @@ CudaToeplitz<T>::CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared
 
 template <class T>
 void CudaToeplitz<T>::applyDevice(const C* x, C* y) const {
-    toeplitzPad<T>(n_, big_, x, work_.data(), stream());
-    if (padded_) padded_->forward(work_.data()); else fft_->forward(work_.data());
-    toeplitzMultiply<T>(spectrum_.data(), work_.data(), work_.size(), stream());
-    if (padded_) padded_->inverse(work_.data()); else fft_->inverse(work_.data());
+    if (padded_) {
+        // The fused transform never reads the padding's second half along the slowest axis.
+        toeplitzPad<T>(n_, big_, padded_->fused(), x, work_.data(), stream());
+        padded_->convolve(work_.data(), spectrum_.data());
+    } else {
+        toeplitzPad<T>(n_, big_, false, x, work_.data(), stream());
+        fft_->forward(work_.data());
+        toeplitzMultiply<T>(spectrum_.data(), work_.data(), work_.size(), stream());
+        fft_->inverse(work_.data());
+    }
     toeplitzCrop<T>(n_, big_, work_.data(), y, stream());
 }
 
@@ -191,13 +201,35 @@ ComplexArray CudaToeplitz<T>::q() const {
     return out;
 }
 
+// ---------------------------------------------------------------- arrays left on the device
+
+// F^H d between solves: the solver copies it on the device.
+template <class T>
+class DeviceArray final : public BackendArray {
+public:
+    DeviceArray(DeviceBuffer<std::complex<T>>&& values, std::size_t n, std::shared_ptr<Stream> stream, int device)
+        : values_(std::move(values)), n_(n), stream_(std::move(stream)), device_(device) {}
+    std::size_t size() const override { return n_; }
+    void toHost(ComplexArray& out) const override {
+        DeviceGuard g(device_);
+        downloadArray(values_, n_, out, stream_->get());
+    }
+    const DeviceBuffer<std::complex<T>>& values() const { return values_; }
+
+private:
+    DeviceBuffer<std::complex<T>> values_;
+    std::size_t n_;
+    std::shared_ptr<Stream> stream_;
+    int device_;
+};
+
 // ---------------------------------------------------------------- CG on the device
 
 template <class T>
 struct DeviceSpace {
     using Vector = DeviceBuffer<std::complex<T>>;
     cudaStream_t stream;
-    DotReducer* dots;
+    DeviceReductions* reductions;
 
     Vector make(std::size_t n) {
         Vector v(n, "CG vector");
@@ -206,7 +238,22 @@ struct DeviceSpace {
     }
     void copy(const Vector& from, Vector& to) { vecCopy<T>(from.data(), to.data(), from.size(), stream); }
     void zero(Vector& v) { vecZero<T>(v.data(), v.size(), stream); }
-    std::complex<double> dot(const Vector& a, const Vector& b) { return dots->dot<T>(a.data(), b.data(), a.size(), stream); }
+    std::complex<double> dot(const Vector& a, const Vector& b) {
+        return reductions->dot<T>(a.data(), b.data(), a.size(), stream);
+    }
+    std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs) {
+        std::vector<std::complex<double>> out(bs.size());
+        for (std::size_t first = 0; first < bs.size(); first += kMaxDots) {
+            const int count = int(std::min<std::size_t>(kMaxDots, bs.size() - first));
+            std::vector<const std::complex<T>*> p;
+            for (int k = 0; k < count; ++k) p.push_back(bs[first + std::size_t(k)]->data());
+            reductions->dots<T>(a.data(), p.data(), count, a.size(), out.data() + first, stream);
+        }
+        return out;
+    }
+    double axpyNorm2(double a, const Vector& x, Vector& y) {
+        return reductions->axpyNorm2<T>(a, x.data(), y.data(), y.size(), stream);
+    }
     void axpy(double a, const Vector& x, Vector& y) { vecAxpy<T>(a, x.data(), y.data(), y.size(), stream); }
     void xpby(const Vector& x, double b, Vector& y) { vecXpby<T>(x.data(), b, y.data(), y.size(), stream); }
     void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) {
@@ -232,11 +279,11 @@ DeviceCsr<T> uploadCsr(const CsrMatrix& a, cudaStream_t s) {
     return d;
 }
 
-// W and W^T on the device; cached by the backend per Regularizer object, so a
-// re-solve (a new lambda, new data) does not upload them again.
+// W^T W on the device; cached by the backend per Regularizer object, so a
+// re-solve (a new lambda, new data) does not upload it again.
 template <class T>
 struct DeviceRegularizer {
-    DeviceCsr<T> w, wt;
+    DeviceCsr<T> normal;
 };
 
 template <class T>
@@ -252,24 +299,28 @@ public:
           lambda_scale_(s.lambda_scale) {
         const cudaStream_t st = toeplitz_->stream();
         check(cudaGetDevice(&device_), "cudaGetDevice");
-        space_ = Space{st, &dots_};
+        space_ = Space{st, &reductions_};
         ctx_.data_norm2 = s.data_norm2;
         ctx_.penalty_weight = s.lambda * s.lambda_scale;
         ctx_.voxels = n_;
         std::vector<typename Cg::Term> terms;
         terms.push_back({"data", 1.0, [this](const Vec& in, Vec& out) { toeplitz_->applyDevice(in.data(), out.data()); }});
         if (reg_) {
-            if (reg_->w.cols != std::int64_t(n_) || reg_->wt.rows != std::int64_t(n_))
-                throw InputError("regulariser is for " + std::to_string(reg_->w.cols) + " voxels, the grid has " +
+            if (reg_->normal.rows != std::int64_t(n_))
+                throw InputError("regulariser is for " + std::to_string(reg_->normal.rows) + " voxels, the grid has " +
                                  std::to_string(n_));
-            wx_ = Vec(std::max<std::size_t>(std::size_t(reg_->w.rows), 1), "W x");
             terms.push_back({"penalty", ctx_.penalty_weight, [this, st](const Vec& in, Vec& out) {
-                                 csrMultiply<T>(reg_->w, in.data(), wx_.data(), st);
-                                 csrMultiply<T>(reg_->wt, wx_.data(), out.data(), st);
+                                 csrMultiply<T>(reg_->normal, in.data(), out.data(), st);
                              }});
         }
-        Vec b = uploadArray<T>(*s.rhs, st, "F^H d");
-        cg_ = std::make_unique<Cg>(space_, std::move(terms), b, n_);
+        // F^H d left on this device in this precision is used where it is; anything else is uploaded.
+        if (const auto* resident = dynamic_cast<const DeviceArray<T>*>(s.rhs.get())) {
+            cg_ = std::make_unique<Cg>(space_, std::move(terms), resident->values(), n_);
+        } else {
+            ComplexArray host;
+            s.rhs->toHost(host);
+            cg_ = std::make_unique<Cg>(space_, std::move(terms), uploadArray<T>(host, st, "F^H d"), n_);
+        }
         if (s.truth) {
             if (s.truth->size() != n_) throw InputError("solver: the truth image does not match the grid");
             ctx_.has_truth = true;
@@ -304,9 +355,8 @@ private:
     std::size_t n_;
     double lambda_scale_;
     int device_ = 0;
-    DotReducer dots_;
+    DeviceReductions reductions_;
     Space space_{};
-    Vec wx_;
     RecordContext ctx_;
     std::unique_ptr<Cg> cg_;
 };
@@ -400,6 +450,16 @@ public:
             DeviceBuffer<C> d = adjointDevice(t, c, g, m, progress);
             downloadArray(d, g.points(), out, s());
         }, [&](Backend& cpu) { cpu.adjointSum(t, c, g, out, cpuMethod(m), progress); });
+    }
+
+    std::shared_ptr<const BackendArray> adjointOnBackend(const Trajectory& t, const ComplexArray& c, const SampleGrid& g,
+                                                         const FourierMethod& m, const Progress& progress) override {
+        checkSizes(t, c.size(), "adjoint sum");
+        std::shared_ptr<const BackendArray> result;
+        withCpuFallback("adjoint sum", [&] {
+            result = std::make_shared<DeviceArray<T>>(adjointDevice(t, c, g, m, progress), g.points(), stream_, device_);
+        }, [&](Backend& cpu) { result = cpu.adjointOnBackend(t, c, g, cpuMethod(m), progress); });
+        return result;
     }
 
     void forwardSum(const Trajectory& t, const ComplexArray& f, const SampleGrid& g, ComplexArray& out,
@@ -537,8 +597,7 @@ private:
         if (regDevice_ && regKey_.lock() == r) return regDevice_;
         regDevice_.reset();
         auto d = std::make_shared<DeviceRegularizer<T>>();
-        d->w = uploadCsr<T>(r->w, s());
-        d->wt = uploadCsr<T>(r->wt, s());
+        d->normal = uploadCsr<T>(r->normal, s());
         regKey_ = r;
         regDevice_ = d;
         return d;

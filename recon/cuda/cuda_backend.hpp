@@ -27,20 +27,28 @@ struct MethodSpec {
 MethodSpec parseMethod(const std::string& name);
 std::vector<MethodInfo> cudaMethods();
 
+// How the Toeplitz operator's FFTs run: full 3D cuFFT transforms; cuFFT pruned of
+// the padding's zeros; pruned, with the slowest axis's transforms and the spectrum
+// product fused into one kernel of ours (PaddedFft; falls back to Pruned where the
+// 2N grid's slowest axis is not a power of two). Fused is the default; the others
+// remain for the benchmark's comparison and the tests.
+enum class ToeplitzFfts { Full, Pruned, Fused };
+
 // F^H F through the Toeplitz embedding: FFT(Kcirc) / (2N)^d resident on the device.
 template <class T>
 class CudaToeplitz final : public ToeplitzKernel {
 public:
     using C = std::complex<T>;
     // Takes Q (on grid.doubled(), device memory) and turns it into the spectrum in place.
-    // `pruned`: the applications' FFTs skip the padding's zeros (PaddedFft).
-    CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream, bool pruned = true);
+    CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream,
+                 ToeplitzFfts ffts = ToeplitzFfts::Fused);
     const Grid& grid() const override { return grid_; }
     void apply(const ComplexArray& x, ComplexArray& y) const override;
     ComplexArray q() const override;
     // y = F^H F x on device arrays of grid().voxels(), on the backend's stream.
     void applyDevice(const C* x, C* y) const;
     cudaStream_t stream() const { return stream_->get(); }
+    ToeplitzFfts ffts() const { return padded_ ? (padded_->fused() ? ToeplitzFfts::Fused : ToeplitzFfts::Pruned) : ToeplitzFfts::Full; }
     const std::shared_ptr<Stream>& sharedStream() const { return stream_; }
 
 private:

@@ -31,23 +31,36 @@ private:
 // FFTs of the Toeplitz embedding's 2N grid, pruned along the slowest axis: the
 // forward transform's input is zero outside the first half of the slowest axis
 // (the padded image), and the inverse transform's output is wanted only there
-// (the crop). So the transforms over the other axes run on half of the slices,
-// and only the 1D transforms along the slowest axis touch the whole grid:
-// 2/3 of a full 3D FFT's passes over memory (3/4 in 2D).
+// (the crop). So the transforms over the other axes run on half of the slices.
+// convolve() goes further: where the slowest axis has a power-of-two length, the
+// forward transform along it, the product with the spectrum and the inverse
+// transform run as one kernel of ours, column by column in registers and shared
+// memory, so that stage reads the half-grid once and the spectrum once and writes
+// the half-grid once (cuFFT's two passes and a separate product move the whole
+// grid seven times).
 template <class T>
 class PaddedFft {
 public:
-    PaddedFft(std::array<int, 3> big, int dims, cudaStream_t stream);
+    // `fuse`: use the fused kernel where the slowest axis allows it (a power of two, 4..1024;
+    // up to 512 in float64).
+    PaddedFft(std::array<int, 3> big, int dims, cudaStream_t stream, bool fuse = true);
     ~PaddedFft();
     PaddedFft(const PaddedFft&) = delete;
     PaddedFft& operator=(const PaddedFft&) = delete;
-    // Forward FFT of data that are zero in the second half of the slowest axis.
-    void forward(std::complex<T>* data) const;
-    // Inverse FFT, valid only in the first half of the slowest axis afterwards.
-    void inverse(std::complex<T>* data) const;
+    // data <- IFFT(spectrum .* FFT(data)), unnormalised, for data that are zero in the
+    // second half of the slowest axis; valid in the first half only afterwards. The
+    // fused path reads only the first half, so the caller need not clear the rest.
+    void convolve(std::complex<T>* data, const std::complex<T>* spectrum) const;
+    // Whether convolve() runs the fused kernel (else two cuFFT passes and a product).
+    bool fused() const { return twiddles_ != nullptr; }
 
 private:
-    int inner_ = 0, outer_ = 0;  // cuFFT handles: the faster axes on half the slices; the slowest axis
+    int inner_ = 0, outer_ = 0;  // cuFFT handles: the faster axes on half the slices; the slowest axis (unfused only)
+    cudaStream_t stream_ = nullptr;
+    long long slice_ = 0;        // points per slice of the slowest axis: the columns
+    int slow_ = 0;               // the slowest axis's length
+    int tile_ = 0;               // columns per block of the fused kernel
+    std::complex<T>* twiddles_ = nullptr;  // exp(-2 pi i m / slow_), m < slow_ (fused path only)
 };
 
 }  // namespace recon::cuda

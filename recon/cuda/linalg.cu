@@ -58,9 +58,12 @@ __global__ void combineKernel(CombineArgs<V, S> a, V* y, std::size_t n) {
     std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
     if (i >= n) return;
     S re = 0, im = 0;
-    for (int t = 0; t < a.k; ++t) {
-        re += a.w[t] * a.x[t][i].x;
-        im += a.w[t] * a.x[t][i].y;
+#pragma unroll
+    for (int t = 0; t < kMaxCombine; ++t) {
+        if (t >= a.k) break;
+        const V v = a.x[t][i];
+        re += a.w[t] * v.x;
+        im += a.w[t] * v.y;
     }
     y[i].x = re;
     y[i].y = im;
@@ -74,53 +77,93 @@ __global__ void multiplyRealKernel(const S* w, const V* x, V* y, std::size_t n) 
     }
 }
 
-// a^H b in one launch: per-thread float64 sums, a block tree, one partial per
-// block; the last block to finish (counted by an atomic) sums the partials in a
-// fixed order (deterministic) and writes the result to mapped host memory.
-template <class V>
-__global__ void dotKernel(const V* a, const V* b, std::size_t n, double* partial, unsigned* done, double* result) {
-    __shared__ double sr[kThreads], si[kThreads];
+// The end of a float64 reduction of `count` (<= R) values per thread: warp
+// shuffles, one partial per block, and the last block to finish (counted by an
+// atomic) sums the partials in a fixed order (deterministic) and writes the
+// results to mapped host memory.
+template <int R>
+__device__ void finishReduction(double (&acc)[R], int count, double* partial, unsigned* done, double* result) {
+    __shared__ double warpSums[kThreads / 32][R];
     __shared__ bool last;
-    double re = 0, im = 0;
-    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-        const double ar = a[i].x, ai = a[i].y, br = b[i].x, bi = b[i].y;
-        re += ar * br + ai * bi;
-        im += ar * bi - ai * br;
-    }
-    auto reduce = [&](double r, double m) {
-        sr[threadIdx.x] = r;
-        si[threadIdx.x] = m;
-        __syncthreads();
-        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-            if (threadIdx.x < s) {
-                sr[threadIdx.x] += sr[threadIdx.x + s];
-                si[threadIdx.x] += si[threadIdx.x + s];
-            }
-            __syncthreads();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    auto blockSums = [&](double (&v)[R]) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            if (r >= count) break;
+            double x = v[r];
+            for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
+            if (lane == 0) warpSums[warp][r] = x;
         }
+        __syncthreads();
     };
-    reduce(re, im);
-    if (threadIdx.x == 0) {
-        partial[2 * blockIdx.x] = sr[0];
-        partial[2 * blockIdx.x + 1] = si[0];
+    blockSums(acc);
+    if (threadIdx.x < count) {
+        double v = 0;
+        for (int w = 0; w < kThreads / 32; ++w) v += warpSums[w][threadIdx.x];
+        partial[std::size_t(blockIdx.x) * R + threadIdx.x] = v;
         __threadfence();  // the partial is visible before the count says so
-        last = atomicAdd(done, 1u) == gridDim.x - 1;
     }
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
     __syncthreads();
     if (!last) return;
     __threadfence();
-    re = im = 0;
-    for (int i = threadIdx.x; i < int(gridDim.x); i += blockDim.x) {
-        re += __ldcg(&partial[2 * i]);
-        im += __ldcg(&partial[2 * i + 1]);
+    double sums[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) sums[r] = 0;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (r < count) sums[r] += __ldcg(&partial[std::size_t(b) * R + r]);
+    __syncthreads();  // warpSums is reused
+    blockSums(sums);
+    if (threadIdx.x < count) {
+        double v = 0;
+        for (int w = 0; w < kThreads / 32; ++w) v += warpSums[w][threadIdx.x];
+        result[threadIdx.x] = v;
     }
-    __syncthreads();
-    reduce(re, im);
-    if (threadIdx.x == 0) {
-        result[0] = sr[0];
-        result[1] = si[0];
-        *done = 0;  // ready for the next dot on this stream
+    if (threadIdx.x == 0) *done = 0;  // ready for the next reduction on this stream
+}
+
+constexpr int kReduceValues = 2 * kMaxDots;
+
+template <class V>
+struct DotsArgs {
+    int count;
+    const V* a;
+    const V* b[kMaxDots];
+};
+template <class V>
+__global__ void __launch_bounds__(kThreads) dotsKernel(DotsArgs<V> args, std::size_t n, double* partial, unsigned* done,
+                                                       double* result) {
+    double acc[kReduceValues];
+#pragma unroll
+    for (int r = 0; r < kReduceValues; ++r) acc[r] = 0;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+        const double ar = args.a[i].x, ai = args.a[i].y;
+#pragma unroll
+        for (int k = 0; k < kMaxDots; ++k) {
+            if (k >= args.count) break;
+            const double br = args.b[k][i].x, bi = args.b[k][i].y;
+            acc[2 * k] += ar * br + ai * bi;
+            acc[2 * k + 1] += ar * bi - ai * br;
+        }
     }
+    finishReduction(acc, 2 * args.count, partial, done, result);
+}
+
+template <class V, class S>
+__global__ void __launch_bounds__(kThreads) axpyNorm2Kernel(S a, const V* x, V* y, std::size_t n, double* partial,
+                                                            unsigned* done, double* result) {
+    double acc[1] = {0};
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+        V v = y[i];
+        v.x += a * x[i].x;
+        v.y += a * x[i].y;
+        y[i] = v;
+        acc[0] += double(v.x) * v.x + double(v.y) * v.y;
+    }
+    finishReduction(acc, 1, partial, done, result);
 }
 
 // One warp per row: rows of the regularisers hold a handful of entries.
@@ -144,23 +187,23 @@ struct Shape {
     int bx, by, bz;  // 2N grid
 };
 
+// Pad and crop run one block row per (y, z) line of the grid (blockIdx.y, blockIdx.z),
+// threads along x: no index division per point.
 template <class V>
-__global__ void padKernel(Shape s, const V* x, V* big, std::size_t total) {
-    std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-    if (j >= total) return;
-    const int ix = int(j % s.bx), iy = int((j / s.bx) % s.by), iz = int(j / (std::size_t(s.bx) * s.by));
+__global__ void padKernel(Shape s, const V* x, V* big) {
+    const int ix = blockIdx.x * blockDim.x + threadIdx.x, iy = blockIdx.y, iz = blockIdx.z;
+    if (ix >= s.bx) return;
     V v;
     v.x = 0;
     v.y = 0;
     if (ix < s.nx && iy < s.ny && iz < s.nz) v = x[(std::size_t(iz) * s.ny + iy) * s.nx + ix];
-    big[j] = v;
+    big[(std::size_t(iz) * s.by + iy) * s.bx + ix] = v;
 }
 template <class V>
-__global__ void cropKernel(Shape s, const V* big, V* y, std::size_t total) {
-    std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-    if (j >= total) return;
-    const int ix = int(j % s.nx), iy = int((j / s.nx) % s.ny), iz = int(j / (std::size_t(s.nx) * s.ny));
-    y[j] = big[(std::size_t(iz) * s.by + iy) * s.bx + ix];
+__global__ void cropKernel(Shape s, const V* big, V* y) {
+    const int ix = blockIdx.x * blockDim.x + threadIdx.x, iy = blockIdx.y, iz = blockIdx.z;
+    if (ix >= s.nx) return;
+    y[(std::size_t(iz) * s.ny + iy) * s.nx + ix] = big[(std::size_t(iz) * s.by + iy) * s.bx + ix];
 }
 template <class V>
 __global__ void spectrumKernel(const V* spec, V* big, std::size_t n) {
@@ -224,23 +267,41 @@ void vecMultiplyReal(const T* w, const DComplex<T>* x, DComplex<T>* y, std::size
     checkLaunch("multiplyReal");
 }
 
-DotReducer::DotReducer() : partial_(2 * kDotBlocks, "dot-product partial sums") {
-    check(cudaHostAlloc(&host_, 2 * sizeof(double), cudaHostAllocMapped), "mapped host memory for dot products");
+DeviceReductions::DeviceReductions() : partial_(std::size_t(kReduceValues) * kDotBlocks, "reduction partial sums") {
+    check(cudaHostAlloc(&host_, kReduceValues * sizeof(double), cudaHostAllocMapped), "mapped host memory for reductions");
     check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&hostOnDevice_), host_, 0), "mapped host pointer");
-    counter_ = DeviceBuffer<unsigned>(1, "dot-product counter");
-    check(cudaMemset(counter_.data(), 0, sizeof(unsigned)), "dot-product counter");
+    counter_ = DeviceBuffer<unsigned>(1, "reduction counter");
+    check(cudaMemset(counter_.data(), 0, sizeof(unsigned)), "reduction counter");
 }
-DotReducer::~DotReducer() {
+DeviceReductions::~DeviceReductions() {
     if (host_) cudaFreeHost(host_);
 }
 template <class T>
-std::complex<double> DotReducer::dot(const DComplex<T>* a, const DComplex<T>* b, std::size_t n, cudaStream_t s) {
+void DeviceReductions::dots(const DComplex<T>* a, const DComplex<T>* const* bs, int count, std::size_t n,
+                            std::complex<double>* out, cudaStream_t s) {
+    if (count < 1 || count > kMaxDots) throw Error("DeviceReductions::dots takes 1.." + std::to_string(kMaxDots) + " vectors");
+    if (n == 0) {
+        for (int k = 0; k < count; ++k) out[k] = 0;
+        return;
+    }
+    DotsArgs<cx_t<T>> args{};
+    args.count = count;
+    args.a = dev(a);
+    for (int k = 0; k < count; ++k) args.b[k] = dev(bs[k]);
+    const int blocks = int(std::min<std::size_t>(kDotBlocks, (n + kThreads - 1) / kThreads));
+    dotsKernel<<<blocks, kThreads, 0, s>>>(args, n, partial_.data(), counter_.data(), hostOnDevice_);
+    checkLaunch("dots");
+    check(cudaStreamSynchronize(s), "dots");
+    for (int k = 0; k < count; ++k) out[k] = {host_[2 * k], host_[2 * k + 1]};
+}
+template <class T>
+double DeviceReductions::axpyNorm2(double alpha, const DComplex<T>* x, DComplex<T>* y, std::size_t n, cudaStream_t s) {
     if (n == 0) return 0;
     const int blocks = int(std::min<std::size_t>(kDotBlocks, (n + kThreads - 1) / kThreads));
-    dotKernel<<<blocks, kThreads, 0, s>>>(dev(a), dev(b), n, partial_.data(), counter_.data(), hostOnDevice_);
-    checkLaunch("dot");
-    check(cudaStreamSynchronize(s), "dot");
-    return {host_[0], host_[1]};
+    axpyNorm2Kernel<<<blocks, kThreads, 0, s>>>(T(alpha), dev(x), dev(y), n, partial_.data(), counter_.data(), hostOnDevice_);
+    checkLaunch("axpyNorm2");
+    check(cudaStreamSynchronize(s), "axpyNorm2");
+    return host_[0];
 }
 
 template <class T>
@@ -257,8 +318,12 @@ std::size_t count(std::array<int, 3> a) { return std::size_t(a[0]) * a[1] * a[2]
 }  // namespace
 
 template <class T>
-void toeplitzPad(std::array<int, 3> n, std::array<int, 3> big, const DComplex<T>* x, DComplex<T>* b, cudaStream_t s) {
-    padKernel<<<blocksFor(count(big)), kThreads, 0, s>>>(shape(n, big), dev(x), dev(b), count(big));
+void toeplitzPad(std::array<int, 3> n, std::array<int, 3> big, bool halfSlowest, const DComplex<T>* x, DComplex<T>* b,
+                 cudaStream_t s) {
+    std::array<int, 3> lines = big;  // the (y, z) lines to write
+    if (halfSlowest) (big[2] > 1 ? lines[2] : lines[1]) /= 2;
+    const dim3 grid((unsigned(big[0]) + kThreads - 1) / kThreads, unsigned(lines[1]), unsigned(lines[2]));
+    padKernel<<<grid, kThreads, 0, s>>>(shape(n, big), dev(x), dev(b));
     checkLaunch("toeplitzPad");
 }
 template <class T>
@@ -268,7 +333,8 @@ void toeplitzMultiply(const DComplex<T>* spectrum, DComplex<T>* b, std::size_t n
 }
 template <class T>
 void toeplitzCrop(std::array<int, 3> n, std::array<int, 3> big, const DComplex<T>* b, DComplex<T>* y, cudaStream_t s) {
-    cropKernel<<<blocksFor(count(n)), kThreads, 0, s>>>(shape(n, big), dev(b), dev(y), count(n));
+    const dim3 grid((unsigned(n[0]) + kThreads - 1) / kThreads, unsigned(n[1]), unsigned(n[2]));
+    cropKernel<<<grid, kThreads, 0, s>>>(shape(n, big), dev(b), dev(y));
     checkLaunch("toeplitzCrop");
 }
 template <class T>
@@ -286,10 +352,11 @@ void halfShift(std::array<int, 3> big, const DComplex<T>* in, DComplex<T>* out, 
     template void vecCombine<T>(int, const double*, const DComplex<T>* const*, DComplex<T>*, std::size_t,             \
                                 cudaStream_t);                                                                        \
     template void vecMultiplyReal<T>(const T*, const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t);         \
-    template std::complex<double> DotReducer::dot<T>(const DComplex<T>*, const DComplex<T>*, std::size_t,            \
-                                                     cudaStream_t);                                                   \
+    template void DeviceReductions::dots<T>(const DComplex<T>*, const DComplex<T>* const*, int, std::size_t,         \
+                                            std::complex<double>*, cudaStream_t);                                    \
+    template double DeviceReductions::axpyNorm2<T>(double, const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t); \
     template void csrMultiply<T>(const DeviceCsr<T>&, const DComplex<T>*, DComplex<T>*, cudaStream_t);               \
-    template void toeplitzPad<T>(std::array<int, 3>, std::array<int, 3>, const DComplex<T>*, DComplex<T>*,            \
+    template void toeplitzPad<T>(std::array<int, 3>, std::array<int, 3>, bool, const DComplex<T>*, DComplex<T>*,      \
                                  cudaStream_t);                                                                       \
     template void toeplitzMultiply<T>(const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t);                  \
     template void toeplitzCrop<T>(std::array<int, 3>, std::array<int, 3>, const DComplex<T>*, DComplex<T>*,           \

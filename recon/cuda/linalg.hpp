@@ -34,21 +34,35 @@ void vecCombine(int k, const double* w, const DComplex<T>* const* xs, DComplex<T
 template <class T>
 void vecMultiplyReal(const T* w, const DComplex<T>* x, DComplex<T>* y, std::size_t n, cudaStream_t s);
 
-// a^H b in float64, reduced on the device in one launch; the result lands in
-// mapped host memory. One reducer serves one stream at a time.
-class DotReducer {
+// Reductions in float64 for the CG's scalars, each one launch that ends in
+// mapped host memory (one synchronisation): several inner products sharing a
+// vector, and an axpy fused with the norm of its result. One object serves one
+// stream at a time.
+inline constexpr int kMaxDots = 8;
+class DeviceReductions {
 public:
-    DotReducer();
-    ~DotReducer();
-    DotReducer(const DotReducer&) = delete;
-    DotReducer& operator=(const DotReducer&) = delete;
+    DeviceReductions();
+    ~DeviceReductions();
+    DeviceReductions(const DeviceReductions&) = delete;
+    DeviceReductions& operator=(const DeviceReductions&) = delete;
+    // out[k] = a^H bs[k], k < count <= kMaxDots.
     template <class T>
-    std::complex<double> dot(const DComplex<T>* a, const DComplex<T>* b, std::size_t n, cudaStream_t s);
+    void dots(const DComplex<T>* a, const DComplex<T>* const* bs, int count, std::size_t n, std::complex<double>* out,
+              cudaStream_t s);
+    template <class T>
+    std::complex<double> dot(const DComplex<T>* a, const DComplex<T>* b, std::size_t n, cudaStream_t s) {
+        std::complex<double> r;
+        dots<T>(a, &b, 1, n, &r, s);
+        return r;
+    }
+    // y += alpha x; returns ||y||^2.
+    template <class T>
+    double axpyNorm2(double alpha, const DComplex<T>* x, DComplex<T>* y, std::size_t n, cudaStream_t s);
 
 private:
     DeviceBuffer<double> partial_;
     DeviceBuffer<unsigned> counter_;
-    double* host_ = nullptr;          // mapped pinned host memory, 2 doubles
+    double* host_ = nullptr;          // mapped pinned host memory, 2 kMaxDots doubles
     double* hostOnDevice_ = nullptr;  // the same, as the device sees it
 };
 
@@ -64,10 +78,12 @@ template <class T>
 void csrMultiply(const DeviceCsr<T>& a, const DComplex<T>* x, DComplex<T>* y, cudaStream_t s);  // y = A x
 
 // Toeplitz embedding on the 2N grid: pad the N grid into a zeroed 2N grid, multiply
-// by a spectrum, crop back (optionally y = crop + beta y is not needed: plain crop).
-// `n` is the image grid, `big` the 2N grid (2n on the image's axes, 1 elsewhere).
+// by a spectrum, crop back. `n` is the image grid, `big` the 2N grid (2n on the
+// image's axes, 1 elsewhere). `halfSlowest`: write only the first half of the 2N
+// grid's slowest axis (for a transform that never reads the rest).
 template <class T>
-void toeplitzPad(std::array<int, 3> n, std::array<int, 3> big, const DComplex<T>* x, DComplex<T>* b, cudaStream_t s);
+void toeplitzPad(std::array<int, 3> n, std::array<int, 3> big, bool halfSlowest, const DComplex<T>* x, DComplex<T>* b,
+                 cudaStream_t s);
 template <class T>
 void toeplitzMultiply(const DComplex<T>* spectrum, DComplex<T>* b, std::size_t n, cudaStream_t s);
 template <class T>

@@ -9,6 +9,9 @@
 #include "recon/io/bart_cfl.hpp"
 #include "recon/io/file_util.hpp"
 #include "recon/io/formats.hpp"
+#ifdef RECONSTUDIO_IO_HAVE_HDF5
+#include "recon/io/isolated_read.hpp"
+#endif
 
 namespace recon {
 namespace io {
@@ -240,6 +243,19 @@ std::shared_ptr<Dataset> readDataset(const InputSpec& spec) {
 }
 
 namespace {
+#ifdef RECONSTUDIO_IO_HAVE_HDF5
+// Which layout the file holds, then its reader: all of it in the child process.
+Dataset readHdf5Dataset(const InputSpec& spec) {
+    using namespace io;
+    if (classifyHdf5(spec.input) == Hdf5Flavour::ReconStudio) return readReconStudioHdf5(spec.input, spec);
+#ifdef RECONSTUDIO_IO_HAVE_ISMRMRD
+    return readIsmrmrd(spec.input, spec);
+#else
+    throw InputError("input '" + spec.input + "' is ISMRMRD, but this build has no ISMRMRD support");
+#endif
+}
+#endif
+
 std::shared_ptr<Dataset> readAnyDataset(const InputSpec& spec) {
     using namespace io;
     if (spec.input.empty()) {
@@ -252,22 +268,18 @@ std::shared_ptr<Dataset> readAnyDataset(const InputSpec& spec) {
     if (hasExtension(spec.input, {".cfl", ".hdr"}))
         throw InputError("input '" + spec.input + "' is a BART array: give it as --kspace with its --trajectory");
 #ifdef RECONSTUDIO_IO_HAVE_HDF5
-    std::shared_ptr<Dataset> data;
-    if (classifyHdf5(spec.input) == Hdf5Flavour::ReconStudio) {
-        data = readReconStudioHdf5(spec.input, spec);
-    } else {
-#ifdef RECONSTUDIO_IO_HAVE_ISMRMRD
-        data = readIsmrmrd(spec.input, spec);
-#else
-        throw InputError("input '" + spec.input + "' is ISMRMRD, but this build has no ISMRMRD support");
-#endif
-    }
+    // libhdf5 may crash on a damaged file: it is read in a child process
+    // (isolated_read.hpp) and validated here, where OpenMP may be used.
+    auto data = std::make_shared<Dataset>(readDatasetIsolated(spec.input, [&] { return readHdf5Dataset(spec); }));
+    const std::string origin = "input '" + spec.input + "'";
+    data->validate(origin);
     // Images from separate files may complete a data set (a truth for error readouts).
+    const bool completed = !spec.truth.empty() || !spec.reference.empty() || !spec.density.empty();
     if (!spec.truth.empty()) data->truth = imageOnGrid(spec.truth, data->grid, "truth");
     if (!spec.reference.empty()) data->reference = imageOnGrid(spec.reference, data->grid, "reference");
     if (!spec.density.empty())
         data->density = realWeights(readCfl(spec.density, "density weights"), spec.density, data->samples());
-    data->validate("input '" + spec.input + "'");
+    if (completed) data->validate(origin);
     return data;
 #else
     unsupported(spec.input, "input", supportedInputFormats());
@@ -309,7 +321,15 @@ ComplexArray readImage(const std::string& path, Grid* grid) {
     using namespace io;
     if (hasExtension(path, kCflExt)) return readCflImage(path, grid);
 #ifdef RECONSTUDIO_IO_HAVE_HDF5
-    if (hasExtension(path, {".h5", ".hdf5"})) return readReconStudioImage(path, grid);
+    if (hasExtension(path, {".h5", ".hdf5"})) {  // in a child process, as every HDF5 input
+        GriddedImage read = readImageIsolated(path, [&] {
+            GriddedImage image;
+            image.image = readReconStudioImage(path, &image.grid);
+            return image;
+        });
+        if (grid) *grid = read.grid;
+        return std::move(read.image);
+    }
 #endif
 #ifdef RECONSTUDIO_IO_HAVE_NIFTI
     if (hasExtension(path, kNiftiExt)) return readNifti(path, grid);

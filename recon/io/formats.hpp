@@ -35,10 +35,13 @@ std::shared_ptr<Dataset> readBartDataset(const InputSpec& spec);
 void writeBartDataset(const std::string& path, const Dataset& data);
 
 #ifdef RECONSTUDIO_IO_HAVE_HDF5
+// The HDF5 readers (classifyHdf5, readReconStudio*, readIsmrmrd) take no lock and do not
+// validate: they run in the child process of isolated_read.hpp, forked under the HDF5
+// lock, and the parent validates. The writers take h5::Hdf5Session themselves.
 enum class Hdf5Flavour { ReconStudio, Ismrmrd };
 // Opens the file, checks it is HDF5 and says which layout it holds (InputError otherwise).
 Hdf5Flavour classifyHdf5(const std::string& path);
-std::shared_ptr<Dataset> readReconStudioHdf5(const std::string& path, const InputSpec& spec);
+Dataset readReconStudioHdf5(const std::string& path, const InputSpec& spec);
 void writeReconStudioHdf5(const std::string& path, const Dataset& data);
 void writeReconStudioImage(const std::string& path, const Grid& grid, const ComplexArray& image,
                            const std::string& description);
@@ -47,7 +50,7 @@ void writeReconStudioResults(const std::string& path, const ReconstructionRecord
 #endif
 
 #ifdef RECONSTUDIO_IO_HAVE_ISMRMRD
-std::shared_ptr<Dataset> readIsmrmrd(const std::string& path, const InputSpec& spec);
+Dataset readIsmrmrd(const std::string& path, const InputSpec& spec);
 void writeIsmrmrdImage(const std::string& path, const Grid& grid, const ComplexArray& image,
                        const std::string& description);
 #endif

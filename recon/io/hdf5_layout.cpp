@@ -109,7 +109,6 @@ void requireOurLayout(hid_t file, const std::string& path) {
 }  // namespace
 
 Hdf5Flavour classifyHdf5(const std::string& path) {
-    h5::Hdf5Session session;
     Handle file = h5::openReadOnly(path, "input");
     const Place root{path, "root group"};
     if (h5::hasAttribute(file.get(), "format") &&
@@ -120,8 +119,7 @@ Hdf5Flavour classifyHdf5(const std::string& path) {
                      "nor ISMRMRD (no /dataset/xml)");
 }
 
-std::shared_ptr<Dataset> readReconStudioHdf5(const std::string& path, const InputSpec& spec) {
-    h5::Hdf5Session session;
+Dataset readReconStudioHdf5(const std::string& path, const InputSpec& spec) {
     Handle file = h5::openReadOnly(path, "input");
     requireOurLayout(file.get(), path);
     const Place group{path, "group /dataset"};
@@ -130,15 +128,15 @@ std::shared_ptr<Dataset> readReconStudioHdf5(const std::string& path, const Inpu
     Handle g(H5Gopen2(file.get(), "/dataset", H5P_DEFAULT), H5Gclose);
     if (!g.valid()) throw InputError(group.str() + ": cannot be opened");
 
-    auto data = std::make_shared<Dataset>();
-    data->grid = readGridAttributes(g.get(), group);
-    if (spec.matrix) data->grid = gridFromMatrix({(*spec.matrix)[0], (*spec.matrix)[1], (*spec.matrix)[2]},
-                                                 data->grid.fov_mm, "--matrix");
-    const Grid& grid = data->grid;
-    data->name = h5::readStringAttribute(g.get(), "name", group, std::filesystem::path(path).stem().string());
+    Dataset data;
+    data.grid = readGridAttributes(g.get(), group);
+    if (spec.matrix) data.grid = gridFromMatrix({(*spec.matrix)[0], (*spec.matrix)[1], (*spec.matrix)[2]},
+                                                data.grid.fov_mm, "--matrix");
+    const Grid& grid = data.grid;
+    data.name = h5::readStringAttribute(g.get(), "name", group, std::filesystem::path(path).stem().string());
     const std::string stored_source = h5::readStringAttribute(g.get(), "source", group, "");
     try {
-        data->basis = parseBasis(h5::readStringAttribute(g.get(), "basis", group, toString(kDefaultBasis)));
+        data.basis = parseBasis(h5::readStringAttribute(g.get(), "basis", group, toString(kDefaultBasis)));
     } catch (const std::invalid_argument& e) {
         throw InputError(group.str() + ", attribute 'basis': " + e.what());
     }
@@ -189,34 +187,33 @@ std::shared_ptr<Dataset> readReconStudioHdf5(const std::string& path, const Inpu
 
     const std::size_t d = std::size_t(ts.dims[1]);
     const std::vector<double> k = h5::readReal(traj.get(), traj_at, M * d);
-    data->trajectory.dims = grid.dims;
-    data->trajectory.k.assign(3 * M, 0.0);
+    data.trajectory.dims = grid.dims;
+    data.trajectory.k.assign(3 * M, 0.0);
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t a = 0; a < d; ++a) {
             const double v = k[m * d + a];
             if (a >= std::size_t(grid.dims) && v != 0)
                 throw InputError(traj_at.str() + ": sample " + std::to_string(m) +
                                  " has a non-zero k_z but the grid is 2D");
-            data->trajectory.k[3 * m + a] = v;
+            data.trajectory.k[3 * m + a] = v;
         }
     if (h5::hasAttribute(traj.get(), "readout_length")) {
         const double r = h5::readNumericAttribute(traj.get(), "readout_length", traj_at, 1)[0];
-        if (r >= 1 && r <= double(M) && std::fmod(double(M), r) == 0) data->trajectory.readout_length = int(r);
+        if (r >= 1 && r <= double(M) && std::fmod(double(M), r) == 0) data.trajectory.readout_length = int(r);
     }
-    data->trajectory.kind = h5::readStringAttribute(traj.get(), "kind", traj_at, "");
-    convertToCyclesPerFov(data->trajectory, grid, units);
-    data->coils = int(coils);
-    data->kspace = h5::readComplex(ksp.get(), ksp_at, coils * M);
-    if (has_density) data->density = h5::readReal(dens.get(), dens_at, M);
+    data.trajectory.kind = h5::readStringAttribute(traj.get(), "kind", traj_at, "");
+    convertToCyclesPerFov(data.trajectory, grid, units);
+    data.coils = int(coils);
+    data.kspace = h5::readComplex(ksp.get(), ksp_at, coils * M);
+    if (has_density) data.density = h5::readReal(dens.get(), dens_at, M);
     for (const char* name : {"truth", "reference"}) {
         const std::string p = std::string("/dataset/") + name;
         if (!h5::exists(file.get(), p)) continue;
         ComplexArray img = readImageDataset(file.get(), p, grid, Place{path, "dataset " + p});
-        (std::string(name) == "truth" ? data->truth : data->reference) = std::move(img);
+        (std::string(name) == "truth" ? data.truth : data.reference) = std::move(img);
     }
-    data->source = "ReconStudio HDF5 '" + path + "'" + unitsNote(units, how) +
-                   (stored_source.empty() ? "" : "; originally " + stored_source);
-    data->validate("input '" + path + "'");
+    data.source = "ReconStudio HDF5 '" + path + "'" + unitsNote(units, how) +
+                  (stored_source.empty() ? "" : "; originally " + stored_source);
     return data;
 }
 
@@ -273,7 +270,6 @@ void writeReconStudioImage(const std::string& path, const Grid& grid, const Comp
 }
 
 ComplexArray readReconStudioImage(const std::string& path, Grid* grid_out) {
-    h5::Hdf5Session session;
     Handle file = h5::openReadOnly(path, "image");
     requireOurLayout(file.get(), path);
     // The image a user most likely means: a written image, else the iterative result, ...

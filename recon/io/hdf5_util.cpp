@@ -262,6 +262,24 @@ const char* const* complexNames(hid_t type) {
 }
 }  // namespace
 
+bool membersInsideAndApart(hid_t compound) {
+    const int n = H5Tget_nmembers(compound);
+    const std::size_t size = H5Tget_size(compound);
+    if (n < 0) return false;
+    std::vector<std::pair<std::size_t, std::size_t>> spans;
+    for (int i = 0; i < n; ++i) {
+        Handle member(H5Tget_member_type(compound, unsigned(i)), H5Tclose);
+        if (!member.valid()) return false;
+        const std::size_t offset = H5Tget_member_offset(compound, unsigned(i)), bytes = H5Tget_size(member.get());
+        if (bytes == 0 || offset > size || bytes > size - offset) return false;
+        spans.emplace_back(offset, bytes);
+    }
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i)
+        if (spans[i].first < spans[i - 1].first + spans[i - 1].second) return false;
+    return true;
+}
+
 bool isComplexType(hid_t dataset) {
     Handle type(H5Dget_type(dataset), H5Tclose);
     return type.valid() && complexNames(type.get()) != nullptr;
@@ -291,6 +309,8 @@ ComplexArray readComplex(hid_t dataset, const Place& where, std::uint64_t elemen
     if (!names)
         throw InputError(where.str() +
                          ": is not complex (expected a compound of two numbers named r/i, real/imag or re/im)");
+    if (!membersInsideAndApart(type.get()))
+        throw InputError(where.str() + ": damaged complex type (its members lie outside it or overlap)");
     requireCount(dataset, where, elements);
     requirePlausibleStorage(dataset, type.get(), where, elements);
     Handle mem(H5Tcreate(H5T_COMPOUND, sizeof(cdouble)), H5Tclose);

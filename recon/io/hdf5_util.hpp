@@ -1,7 +1,5 @@
 // Thin RAII and checking helpers over HDF5's C API, shared by our own layout
-// and the ISMRMRD reader. Every call into HDF5 happens under Hdf5Session: it
-// serialises access (Debian's serial libhdf5 is not thread-safe) and silences
-// HDF5's own stderr printing; failures become messages naming file and dataset.
+// and the ISMRMRD reader; failures become messages naming file and dataset.
 #pragma once
 
 #include <hdf5.h>
@@ -15,6 +13,12 @@
 
 namespace recon::io::h5 {
 
+// Every use of libhdf5 in our code happens under one Hdf5Session: it holds the one
+// process-wide HDF5 lock (Debian's serial libhdf5 is not thread-safe) and silences
+// HDF5's own stderr printing. Writers hold it while they write; readers run in a
+// child process forked while it is held (isolated_read.hpp), so no thread of ours is
+// inside libhdf5 in the copy. The child must not take it again: its copy of the lock
+// stays held by a thread that does not exist there.
 class Hdf5Session {
 public:
     Hdf5Session();
@@ -98,6 +102,9 @@ Handle openDataset(hid_t loc, const std::string& path, const Place& where);
 std::vector<double> readReal(hid_t dataset, const Place& where, std::uint64_t elements);
 ComplexArray readComplex(hid_t dataset, const Place& where, std::uint64_t elements);
 bool isComplexType(hid_t dataset);
+// True when every member of a compound type lies inside it and no two overlap:
+// libhdf5 1.10's compound conversion reads freed memory or faults on damaged layouts.
+bool membersInsideAndApart(hid_t compound);
 
 // Attributes (on any object). Absent attributes return false / the fallback.
 bool hasAttribute(hid_t obj, const std::string& name);

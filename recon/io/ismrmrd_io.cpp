@@ -96,20 +96,12 @@ bool sane(hid_t type, int depth = 0) {
     }
     if (cls != H5T_COMPOUND) return false;
     const int n = H5Tget_nmembers(type);
-    const std::size_t size = H5Tget_size(type);
     if (n < 1 || n > 64) return false;
-    std::vector<std::pair<std::size_t, std::size_t>> spans;
     for (int i = 0; i < n; ++i) {
         Handle member(H5Tget_member_type(type, unsigned(i)), H5Tclose);
         if (!member.valid() || !sane(member.get(), depth + 1)) return false;
-        const std::size_t offset = H5Tget_member_offset(type, unsigned(i)), bytes = H5Tget_size(member.get());
-        if (bytes == 0 || offset > size || bytes > size - offset) return false;
-        spans.emplace_back(offset, bytes);
     }
-    std::sort(spans.begin(), spans.end());
-    for (std::size_t i = 1; i < spans.size(); ++i)
-        if (spans[i].first < spans[i - 1].first + spans[i - 1].second) return false;
-    return true;
+    return h5::membersInsideAndApart(type);
 }
 
 bool hasInteger(hid_t compound, const char* name) {
@@ -176,8 +168,7 @@ std::string counterName(const Counters& a, const Counters& b) {
 }
 }  // namespace
 
-std::shared_ptr<Dataset> readIsmrmrd(const std::string& path, const InputSpec& spec) {
-    h5::Hdf5Session session;
+Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
     Handle file = h5::openReadOnly(path, "input");
     const Place xml_at{path, "dataset /dataset/xml"};
     ISMRMRD::IsmrmrdHeader header;
@@ -310,40 +301,39 @@ std::shared_ptr<Dataset> readIsmrmrd(const std::string& path, const InputSpec& s
         throw InputError(data_at.str() + ": no imaging acquisitions (all " + std::to_string(count) +
                          " are noise, navigator or calibration data, or of another encoding)");
 
-    auto data = std::make_shared<Dataset>();
-    data->name = std::filesystem::path(path).stem().string();
-    data->grid = grid;
-    data->coils = coils;
-    data->trajectory.dims = grid.dims;
-    data->trajectory.k = std::move(k);
+    Dataset data;
+    data.name = std::filesystem::path(path).stem().string();
+    data.grid = grid;
+    data.coils = coils;
+    data.trajectory.dims = grid.dims;
+    data.trajectory.k = std::move(k);
     const bool same_length = std::all_of(readout_lengths.begin(), readout_lengths.end(),
                                          [&](int l) { return l == readout_lengths.front(); });
-    data->trajectory.readout_length = same_length ? readout_lengths.front() : 0;
+    data.trajectory.readout_length = same_length ? readout_lengths.front() : 0;
     switch (header.encoding[0].trajectory) {
         case ISMRMRD::TrajectoryType::RADIAL:
-        case ISMRMRD::TrajectoryType::GOLDENANGLE: data->trajectory.kind = grid.dims == 2 ? "radial-2d" : "radial-3d"; break;
-        case ISMRMRD::TrajectoryType::SPIRAL: data->trajectory.kind = grid.dims == 2 ? "spiral-2d" : "stack-of-spirals"; break;
-        default: data->trajectory.kind = "ismrmrd"; break;
+        case ISMRMRD::TrajectoryType::GOLDENANGLE: data.trajectory.kind = grid.dims == 2 ? "radial-2d" : "radial-3d"; break;
+        case ISMRMRD::TrajectoryType::SPIRAL: data.trajectory.kind = grid.dims == 2 ? "spiral-2d" : "stack-of-spirals"; break;
+        default: data.trajectory.kind = "ismrmrd"; break;
     }
     const TrajectoryUnits units = spec.units.value_or(TrajectoryUnits::CyclesPerFov);
-    convertToCyclesPerFov(data->trajectory, grid, units);
-    data->kspace.reserve(std::size_t(coils) * samples);
-    for (auto& c : per_coil) data->kspace.insert(data->kspace.end(), c.begin(), c.end());
+    convertToCyclesPerFov(data.trajectory, grid, units);
+    data.kspace.reserve(std::size_t(coils) * samples);
+    for (auto& c : per_coil) data.kspace.insert(data.kspace.end(), c.begin(), c.end());
     std::string note;
     if (!weights.empty() && std::any_of(weights.begin(), weights.end(), [](double w) { return w != 0; })) {
-        data->density = std::move(weights);  // Gadgetron's convention: (kx, ky, w) for 2D spirals
+        data.density = std::move(weights);  // Gadgetron's convention: (kx, ky, w) for 2D spirals
         note = "; 3rd trajectory component read as density weights (Gadgetron convention)";
     }
-    data->source = "ISMRMRD '" + path + "': " + std::to_string(used) + " acquisitions (" + std::to_string(skipped) +
-                   " skipped), " + std::to_string(coils) + " coil(s), encoded matrix " + grid.describe() +
-                   (spec.matrix ? " (from --matrix)" : "") +
-                   (rec.matrixSize.x != enc.matrixSize.x || rec.matrixSize.y != enc.matrixSize.y
-                        ? ", recon matrix " + std::to_string(rec.matrixSize.x) + "x" + std::to_string(rec.matrixSize.y)
-                        : std::string()) +
-                   unitsNote(units, spec.units ? "as given by the user"
-                                               : "assumed: ISMRMRD defines no trajectory unit; override with --units") +
-                   note;
-    data->validate("input '" + path + "'");
+    data.source = "ISMRMRD '" + path + "': " + std::to_string(used) + " acquisitions (" + std::to_string(skipped) +
+                  " skipped), " + std::to_string(coils) + " coil(s), encoded matrix " + grid.describe() +
+                  (spec.matrix ? " (from --matrix)" : "") +
+                  (rec.matrixSize.x != enc.matrixSize.x || rec.matrixSize.y != enc.matrixSize.y
+                       ? ", recon matrix " + std::to_string(rec.matrixSize.x) + "x" + std::to_string(rec.matrixSize.y)
+                       : std::string()) +
+                  unitsNote(units, spec.units ? "as given by the user"
+                                              : "assumed: ISMRMRD defines no trajectory unit; override with --units") +
+                  note;
     return data;
 }
 

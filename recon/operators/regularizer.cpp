@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "recon/core/errors.hpp"
 
@@ -51,6 +52,57 @@ CsrMatrix CsrMatrix::transposed() const {
         }
     }
     return t;
+}
+
+CsrMatrix CsrMatrix::gram(const CsrMatrix& t) const {
+    if (t.rows != cols || t.cols != rows) throw Error("CsrMatrix::gram: the transpose has the wrong shape");
+    // Row i of A^T A = sum over r in row i of A^T of t(i, r) * (row r of A). Rows are short
+    // (a few neighbours), so each is gathered, sorted and merged; twice: count, then fill.
+    CsrMatrix g;
+    g.rows = cols;
+    g.cols = cols;
+    g.row_ptr.assign(std::size_t(cols) + 1, 0);
+    auto row = [&](std::int64_t i, std::vector<std::pair<std::int32_t, double>>& acc) {
+        acc.clear();
+        for (std::int64_t e = t.row_ptr[i]; e < t.row_ptr[i + 1]; ++e) {
+            const std::int64_t r = t.col[e];
+            for (std::int64_t f = row_ptr[r]; f < row_ptr[r + 1]; ++f) acc.emplace_back(col[f], t.val[e] * val[f]);
+        }
+        std::stable_sort(acc.begin(), acc.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::size_t out = 0;
+        for (std::size_t k = 0; k < acc.size(); ++k) {
+            if (out > 0 && acc[out - 1].first == acc[k].first) acc[out - 1].second += acc[k].second;
+            else acc[out++] = acc[k];
+        }
+        acc.resize(out);
+        acc.erase(std::remove_if(acc.begin(), acc.end(), [](const auto& a) { return a.second == 0.0; }), acc.end());
+    };
+#pragma omp parallel
+    {
+        std::vector<std::pair<std::int32_t, double>> acc;
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < cols; ++i) {
+            row(i, acc);
+            g.row_ptr[std::size_t(i) + 1] = std::int64_t(acc.size());
+        }
+    }
+    for (std::int64_t i = 0; i < cols; ++i) g.row_ptr[i + 1] += g.row_ptr[i];
+    g.col.resize(std::size_t(g.row_ptr.back()));
+    g.val.resize(std::size_t(g.row_ptr.back()));
+#pragma omp parallel
+    {
+        std::vector<std::pair<std::int32_t, double>> acc;
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < cols; ++i) {
+            row(i, acc);
+            std::int64_t k = g.row_ptr[i];
+            for (const auto& [c, v] : acc) {
+                g.col[k] = c;
+                g.val[k++] = v;
+            }
+        }
+    }
+    return g;
 }
 
 template <class T>
@@ -114,6 +166,7 @@ Regularizer makeRegularizer(RegularizerKind kind, const Grid& g, const ComplexAr
     }
     w.rows = std::int64_t(w.row_ptr.size()) - 1;
     reg.wt = w.transposed();
+    reg.normal = w.gram(reg.wt);
     return reg;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "recon/core/errors.hpp"
+#include "recon/trajectory/trajectories.hpp"
 
 namespace recon {
 namespace {
@@ -77,6 +78,13 @@ DensityMethod ReconstructionSession::trilinearDensityMethod() const {
     return radial && d.density.empty() ? DensityMethod::RadialRamp : DensityMethod::PipeMenon;
 }
 
+DensityMethod ReconstructionSession::kaiserBesselDensityMethod() const {
+    const Dataset& d = dataset();
+    const double undersampling = radialUndersampling(d.trajectory, d.grid);
+    return d.density.empty() && undersampling > 0 && undersampling <= 2 ? DensityMethod::RadialRamp
+                                                                          : DensityMethod::PipeMenon;
+}
+
 const std::vector<double>& ReconstructionSession::densityWeights(DensityMethod method, const Progress& progress) {
     const Dataset& d = dataset();
     {
@@ -111,8 +119,9 @@ GriddingResult ReconstructionSession::gridTrilinear(const Progress& progress) {
     return gridWith(trilinearGridding(), trilinearDensityMethod(), progress);
 }
 
-GriddingResult ReconstructionSession::gridKaiserBessel(const GriddingOptions& opts, const Progress& progress) {
-    return gridWith(opts, DensityMethod::PipeMenon, progress);
+GriddingResult ReconstructionSession::gridKaiserBessel(const GriddingOptions& opts, const Progress& progress,
+                                                       std::optional<DensityMethod> density) {
+    return gridWith(opts, density.value_or(kaiserBesselDensityMethod()), progress);
 }
 
 GriddingResult ReconstructionSession::gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress) {
@@ -135,25 +144,26 @@ GriddingResult ReconstructionSession::gridWith(const GriddingOptions& opts, Dens
     return r;
 }
 
-const ComplexArray& ReconstructionSession::adjointData(int coil, const FourierMethod& method, const Progress& progress) {
+std::shared_ptr<const BackendArray> ReconstructionSession::adjointData(int coil, const FourierMethod& method,
+                                                                       const Progress& progress) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(method);
     const std::string key = methodKey(m);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         auto it = fhd_.find(key);
-        if (it != fhd_.end() && !it->second[std::size_t(coil)].empty()) return it->second[std::size_t(coil)];
+        if (it != fhd_.end() && it->second[std::size_t(coil)]) return it->second[std::size_t(coil)];
     }
     const std::vector<double> phi = phiValues();
-    ComplexArray mu(d.samples()), out;
+    ComplexArray mu(d.samples());
     const cdouble* data = d.coil(coil);
     for (std::size_t i = 0; i < mu.size(); ++i) mu[i] = phi[i] * data[i];  // phi is real: phi* d = phi d
-    backend_->adjointSum(d.trajectory, mu, SampleGrid::image(d.grid), out, m, progress);
+    auto out = backend_->adjointOnBackend(d.trajectory, mu, SampleGrid::image(d.grid), m, progress);
     std::lock_guard<std::mutex> lock(mutex_);
     auto& slot = fhd_[key];
     slot.resize(std::size_t(d.coils));
-    slot[std::size_t(coil)] = std::move(out);
-    return slot[std::size_t(coil)];
+    slot[std::size_t(coil)] = out;
+    return out;
 }
 
 std::shared_ptr<const ToeplitzKernel> ReconstructionSession::toeplitz(const FourierMethod& method, const Progress& progress) {
@@ -211,10 +221,9 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, const Iterati
     std::vector<ComplexArray> coil_images;
     const auto t0 = Clock::now();
     for (int c = 0; c < d.coils && !result.cancelled; ++c) {
-        const ComplexArray& rhs = adjointData(c, m, progressFor("F^H d"));
         SolverSetup setup;
         setup.toeplitz = tk;
-        setup.rhs = &rhs;
+        setup.rhs = adjointData(c, m, progressFor("F^H d"));
         double dn = 0;
         for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
         setup.data_norm2 = dn;
@@ -227,6 +236,7 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, const Iterati
 
         const auto tc = Clock::now();
         ComplexArray snapshot;
+        bool snapshotIsCurrent = false;
         std::vector<IterationRecord> history;
         for (int it = 1; it <= opts.iterations; ++it) {
             if (cancel && cancel->load()) {
@@ -239,13 +249,13 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, const Iterati
             history.push_back(rec);
             const bool last = it == opts.iterations || (opts.tolerance > 0 && rec.residual < opts.tolerance);
             const bool snap = last || (opts.snapshot_every > 0 && it % opts.snapshot_every == 0);
-            if (snap) solver->image(snapshot);
+            if (snap) solver->image(snapshot);  // the same host array each time: no fresh pages to fault in
+            snapshotIsCurrent = snap;
             if (observer) observer(c, rec, snap ? &snapshot : nullptr);
             if (last) break;
         }
-        ComplexArray img;
-        solver->image(img);
-        coil_images.push_back(std::move(img));
+        if (!snapshotIsCurrent) solver->image(snapshot);
+        coil_images.push_back(std::move(snapshot));
         result.history = std::move(history);
     }
     result.seconds = secondsSince(t0);

@@ -8,6 +8,10 @@
 //   void axpy(double a, const Vector& x, Vector& y);        // y += a x
 //   void xpby(const Vector& x, double b, Vector& y);        // y = x + b y
 //   void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y); // y = sum w_i x_i
+// and may provide fused forms, used when present (on a GPU each reduction is a
+// round trip to the host, so one pass for several scalars matters):
+//   std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs); // a^H b_k
+//   double axpyNorm2(double a, const Vector& x, Vector& y);  // y += a x, then ||y||^2
 // Header-only and C++17 so the CUDA backend instantiates it with device vectors.
 #pragma once
 
@@ -17,10 +21,26 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace recon {
+
+namespace cg_detail {
+template <class S, class = void>
+struct HasDots : std::false_type {};
+template <class S>
+struct HasDots<S, std::void_t<decltype(std::declval<S&>().dots(std::declval<const typename S::Vector&>(),
+                                                               std::declval<const std::vector<const typename S::Vector*>&>()))>>
+    : std::true_type {};
+template <class S, class = void>
+struct HasAxpyNorm2 : std::false_type {};
+template <class S>
+struct HasAxpyNorm2<S, std::void_t<decltype(std::declval<S&>().axpyNorm2(0.0, std::declval<const typename S::Vector&>(),
+                                                                         std::declval<typename S::Vector&>()))>>
+    : std::true_type {};
+}  // namespace cg_detail
 
 // Scalars the solver reports after each iteration.
 struct CgStats {
@@ -86,9 +106,8 @@ public:
         if (!(pap > 0)) return false;  // A not positive on p: stop rather than diverge
         double alpha = rr_ / pap;
         space_.axpy(alpha, p_, x_);
-        space_.axpy(-alpha, ap_, r_);
         for (std::size_t i = 0; i < terms_.size(); ++i) space_.axpy(alpha, tp_[i], ax_[i]);
-        double rr_new = space_.dot(r_, r_).real();
+        const double rr_new = axpyNorm2(-alpha, ap_, r_);
         space_.xpby(r_, rr_new / rr_, p_);
         rr_ = rr_new;
         ++stats_.iteration;
@@ -125,14 +144,40 @@ private:
 
     void updateStats() {
         stats_.residual = bnorm2_ > 0 ? std::sqrt(std::max(rr_, 0.0) / bnorm2_) : 0.0;
-        stats_.forms.resize(terms_.size());
-        for (std::size_t i = 0; i < terms_.size(); ++i) stats_.forms[i] = space_.dot(x_, ax_[i]).real();
-        stats_.real_xb = space_.dot(x_, b_).real();
+        // Every statistic is an inner product with x: one pass where the space fuses them.
+        std::vector<const Vector*> with;
+        for (const Vector& a : ax_) with.push_back(&a);
+        with.push_back(&b_);
         if (has_ref_) {
-            double xx = space_.dot(x_, x_).real();
-            double xr = space_.dot(x_, ref_).real();
+            with.push_back(&x_);
+            with.push_back(&ref_);
+        }
+        const std::vector<std::complex<double>> d = dots(x_, with);
+        stats_.forms.resize(terms_.size());
+        for (std::size_t i = 0; i < terms_.size(); ++i) stats_.forms[i] = d[i].real();
+        stats_.real_xb = d[terms_.size()].real();
+        if (has_ref_) {
+            const double xx = d[terms_.size() + 1].real(), xr = d[terms_.size() + 2].real();
             stats_.has_reference = true;
             stats_.error_norm2 = std::max(xx - 2 * xr + ref_norm2_, 0.0);
+        }
+    }
+
+    std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs) {
+        if constexpr (cg_detail::HasDots<Space>::value) {
+            return space_.dots(a, bs);
+        } else {
+            std::vector<std::complex<double>> r;
+            for (const Vector* b : bs) r.push_back(space_.dot(a, *b));
+            return r;
+        }
+    }
+    double axpyNorm2(double a, const Vector& x, Vector& y) {
+        if constexpr (cg_detail::HasAxpyNorm2<Space>::value) {
+            return space_.axpyNorm2(a, x, y);
+        } else {
+            space_.axpy(a, x, y);
+            return space_.dot(y, y).real();
         }
     }
 

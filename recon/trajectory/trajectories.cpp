@@ -1,5 +1,7 @@
 #include "recon/trajectory/trajectories.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -78,6 +80,38 @@ int nyquistReadouts(TrajectoryKind kind, int n) {
         case TrajectoryKind::StackOfSpirals: return std::max(4, n / 4);
     }
     return n;
+}
+
+double radialUndersampling(const Trajectory& t, const Grid& grid) {
+    const std::size_t length = t.readout_length > 1 ? std::size_t(t.readout_length) : 0;
+    if (length == 0 || t.samples() == 0 || t.samples() % length != 0) return 0;
+    double halves = 0;
+    for (std::size_t r = 0; r < t.samples() / length; ++r) {
+        const std::size_t first = r * length;
+        // The spoke's direction: its sample farthest from the centre.
+        std::array<double, 3> u{};
+        double kmax = 0;
+        for (std::size_t m = first; m < first + length; ++m) {
+            const double k = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
+            if (k > kmax) {
+                kmax = k;
+                u = {t.kx(m) / k, t.ky(m) / k, t.kz(m) / k};
+            }
+        }
+        if (kmax == 0) return 0;
+        bool negative = false;
+        for (std::size_t m = first; m < first + length; ++m) {
+            const double along = t.kx(m) * u[0] + t.ky(m) * u[1] + t.kz(m) * u[2];
+            const double ox = t.kx(m) - along * u[0], oy = t.ky(m) - along * u[1], oz = t.kz(m) - along * u[2];
+            if (std::sqrt(ox * ox + oy * oy + oz * oz) > 1e-3 * kmax) return 0;  // off the line through the centre
+            negative = negative || along < -0.25 * kmax;
+        }
+        halves += negative ? 2 : 1;
+    }
+    int n = 0;
+    for (int a = 0; a < grid.dims; ++a) n = std::max(n, grid.n[a]);
+    const double nyquistFull = grid.dims == 2 ? kPi * n / 2 : kPi * n * n / 2;  // as nyquistReadouts
+    return 2 * nyquistFull / halves;
 }
 
 Trajectory radial3D(int n, int spokes, int readout) {

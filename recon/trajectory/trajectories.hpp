@@ -37,4 +37,10 @@ Trajectory makeTrajectory(const TrajectorySpec& spec);
 // Readouts needed for Nyquist sampling at the edge of k-space for this kind and size.
 int nyquistReadouts(TrajectoryKind kind, int n);
 
+// For a trajectory whose readouts are straight spokes through the centre (full or
+// half diameter, from any source): Nyquist spokes for `grid` / spokes present,
+// counting a full spoke as two halves (1: Nyquist at the edge of k-space; 3: a third
+// of that). 0 when the readouts are not such spokes or their length is unknown.
+double radialUndersampling(const Trajectory& t, const Grid& grid);
+
 }  // namespace recon

@@ -2,7 +2,7 @@
 # Side by side on data made with BART's own tools, against BART's truth image:
 #   ours:  reconstudio-cli compare: iterative CG with Tikhonov (the same problem as
 #          pics -l2) and with finite differences (our default), best lambda of a sweep;
-#          Kaiser-Bessel gridding with our Pipe-Menon weights and with BART's weights
+#          Kaiser-Bessel gridding with our default weights and with BART's weights
 #   BART:  `bart pics -l2` (60 iterations, best lambda of a sweep) and the adjoint NUFFT
 #          with radial density weights (|k| in 2D, |k|^2 in 3D)
 # Prints Markdown table rows (tools/bart/table.sh runs the README's cases).
@@ -130,6 +130,10 @@ fi
 set -- ${best_ours[tikhonov]}; row "ReconStudio iterative, Tikhonov, lambda $(printf %.3g "$4") x s ($precision)" "$1" "$2" "$3"
 set -- ${best_ours[fd]};       row "ReconStudio iterative, finite differences, lambda $(printf %.3g "$4") x s ($precision)" "$1" "$2" "$3"
 set -- $best_pics;             row "BART pics -l2, lambda $4" "$1" "$2" "$3"
-set -- $kb_ours;               row "ReconStudio Kaiser-Bessel gridding, Pipe-Menon weights" "$1" "$2" "$3"
+# Our default weights (ReconstructionSession::kaiserBesselDensityMethod): the radial ramp for
+# spokes at most 2x below Nyquist (pi n/2 spokes in 2D, pi n^2/2 in 3D), Pipe-Menon otherwise.
+if [[ $dims == 3 ]]; then nyquist=$(echo "4 * a(1) * $n * $n / 2" | bc -l); else nyquist=$(echo "4 * a(1) * $n / 2" | bc -l); fi
+if (( $(echo "$nyquist / $spokes <= 2" | bc -l) )); then kb_default="radial ramp"; else kb_default="Pipe-Menon"; fi
+set -- $kb_ours;               row "ReconStudio Kaiser-Bessel gridding, default weights ($kb_default)" "$1" "$2" "$3"
 set -- $kb_ramp;               row "ReconStudio Kaiser-Bessel gridding, BART's ramp weights" "$1" "$2" "$3"
 row "BART nufft -a, ramp weights" "$adj_psnr" "$adj_err" "$dt"

@@ -76,7 +76,7 @@ void checkSolver(Precision p, int iterations, double tol) {
 
     auto dev = gpu(p);
     SolverSetup s;
-    s.rhs = &rhs;
+    s.rhs = onHost(rhs);
     s.data_norm2 = dnorm2;
     s.regularizer = reg;
     s.lambda = 0.01;
@@ -125,7 +125,7 @@ TEST(CudaSolver, WarmStartAndToeplitzFromAnotherBackend) {
     auto dev = gpu(Precision::Single);
     const ComplexArray rhs = randomComplex(g.voxels(), 4), x0 = randomComplex(g.voxels(), 6);
     SolverSetup s;
-    s.rhs = &rhs;
+    s.rhs = onHost(rhs);
     s.initial = &x0;
     s.toeplitz = cpu->makeToeplitz(g, t, ones, {"direct"});  // rebuilt on the device from its Q
     auto gs = dev->makeSolver(s);

@@ -71,4 +71,20 @@ Dataset smallDataset(int dims, int coils, unsigned seed) {
     return d;
 }
 
+void expectSameDataset(const Dataset& a, const Dataset& b) {
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.grid, b.grid);
+    EXPECT_EQ(a.grid.fov_mm, b.grid.fov_mm);
+    EXPECT_EQ(a.trajectory.dims, b.trajectory.dims);
+    EXPECT_EQ(a.trajectory.k, b.trajectory.k);
+    EXPECT_EQ(a.trajectory.kind, b.trajectory.kind);
+    EXPECT_EQ(a.trajectory.readout_length, b.trajectory.readout_length);
+    EXPECT_EQ(a.coils, b.coils);
+    EXPECT_EQ(a.kspace, b.kspace);
+    EXPECT_EQ(a.density, b.density);
+    EXPECT_EQ(a.truth, b.truth);
+    EXPECT_EQ(a.reference, b.reference);
+    EXPECT_EQ(a.basis, b.basis);
+}
+
 }  // namespace recon::test

@@ -38,6 +38,10 @@ void bart(const ScratchDir& dir, const std::string& args);
 // A small 2D or 3D data set with every optional part, values from a seed.
 Dataset smallDataset(int dims, int coils, unsigned seed);
 
+// Every field of `a` equals `b`'s exactly, except `source` (which a reader sets to
+// say where the data came from).
+void expectSameDataset(const Dataset& a, const Dataset& b);
+
 // Substring check with a readable failure.
 #define EXPECT_THROW_MESSAGE(statement, exception, ...)                                 \
     do {                                                                                \

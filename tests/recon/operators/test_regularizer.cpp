@@ -68,3 +68,31 @@ TEST(Regularizer, TransposeIsExact) {
     r.wt.multiply(y.data(), wty.data());
     EXPECT_NEAR(std::abs(inner(wx, y) - inner(x, wty)), 0, 1e-12);
 }
+
+// The solvers apply the precomputed W^T W; it must equal the two products for every kind.
+TEST(Regularizer, PrecomputedNormalMatrixEqualsTwoProducts) {
+    const Grid g = Grid::make3D(5, 4, 3);
+    const ComplexArray ref = randomComplex(g.voxels(), 7);
+    const ComplexArray x = randomComplex(g.voxels(), 8);
+    for (auto kind : {RegularizerKind::Tikhonov, RegularizerKind::FiniteDifference,
+                      RegularizerKind::AnatomicalFiniteDifference}) {
+        const Regularizer r = makeRegularizer(kind, g, &ref, AnatomicalOptions{0.2, 0.05});
+        ASSERT_EQ(r.normal.rows, std::int64_t(g.voxels()));
+        ASSERT_EQ(r.normal.cols, std::int64_t(g.voxels()));
+        const ComplexArray expect = applyNormal(r, x);
+        ComplexArray got(x.size());
+        r.normal.multiply(x.data(), got.data());
+        EXPECT_LT(relativeError(got, expect), 1e-14) << toString(kind);
+        // Symmetric, and at most the 7-point stencil per row.
+        for (std::int64_t i = 0; i < r.normal.rows; ++i) {
+            EXPECT_LE(r.normal.row_ptr[i + 1] - r.normal.row_ptr[i], 7);
+            for (std::int64_t e = r.normal.row_ptr[i]; e < r.normal.row_ptr[i + 1]; ++e) {
+                const std::int64_t j = r.normal.col[e];
+                bool found = false;
+                for (std::int64_t f = r.normal.row_ptr[j]; f < r.normal.row_ptr[j + 1]; ++f)
+                    if (r.normal.col[f] == i) found = r.normal.val[f] == r.normal.val[e];
+                EXPECT_TRUE(found) << toString(kind) << " row " << i << " col " << j;
+            }
+        }
+    }
+}

@@ -4,6 +4,7 @@
 #include "../test_support.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
+#include "recon/trajectory/trajectories.hpp"
 
 using namespace recon;
 using namespace recon::test;
@@ -126,4 +127,36 @@ TEST(Session, ForwardModelAgreesWithDirectSumAndPhi) {
     const ComplexArray x = randomComplex(d->grid.voxels(), 3);
     const ComplexArray a = s.forward(x, {"nufft", 1e-9}), b = s.forward(x, {"direct"});
     EXPECT_LT(relativeError(a, b), 1e-8);
+}
+
+// Kaiser-Bessel gridding weights: the radial ramp for spokes near Nyquist, Pipe-Menon
+// for sparser spokes and other trajectories; the data set's own weights win over both.
+TEST(Session, KaiserBesselDensityFollowsTheSampling) {
+    ReconstructionSession s(createCpuBackend(Precision::Double));
+    const Grid g = Grid::make2D(32, 32);
+    auto radial = std::make_shared<Dataset>();
+    radial->grid = g;
+    radial->trajectory = goldenAngleRadial2D(32, 50, 32);  // pi 32 / 2 = 50.3 spokes: Nyquist
+    radial->kspace = randomComplex(radial->samples(), 3);
+    s.setDataset(radial);
+    EXPECT_EQ(s.kaiserBesselDensityMethod(), DensityMethod::RadialRamp);
+    const ComplexArray byDefault = s.gridKaiserBessel().image;
+    EXPECT_EQ(byDefault, s.gridKaiserBessel(kaiserBesselGridding(), {}, DensityMethod::RadialRamp).image);
+    const ComplexArray pipeMenon = s.gridKaiserBessel(kaiserBesselGridding(), {}, DensityMethod::PipeMenon).image;
+    EXPECT_GT(relativeError(pipeMenon, byDefault), 1e-3);  // the two weightings differ
+
+    auto sparse = std::make_shared<Dataset>(*radial);
+    sparse->trajectory = goldenAngleRadial2D(32, 16, 32);  // 3x below Nyquist
+    sparse->kspace.resize(sparse->samples());
+    s.setDataset(sparse);
+    EXPECT_EQ(s.kaiserBesselDensityMethod(), DensityMethod::PipeMenon);
+
+    auto withWeights = std::make_shared<Dataset>(*radial);
+    withWeights->density.assign(withWeights->samples(), 0.5);
+    s.setDataset(withWeights);
+    EXPECT_EQ(s.kaiserBesselDensityMethod(), DensityMethod::PipeMenon);
+    EXPECT_EQ(s.densityWeights(), withWeights->density);
+
+    s.setDataset(simulate(demoCase("spiral-2d")));
+    EXPECT_EQ(s.kaiserBesselDensityMethod(), DensityMethod::PipeMenon);
 }

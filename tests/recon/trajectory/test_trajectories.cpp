@@ -75,3 +75,26 @@ TEST(Trajectories, BadParametersAreRejected) {
     EXPECT_THROW(radial3D(64, 0, 64), std::exception);
     EXPECT_THROW(parseTrajectoryKind("zigzag"), std::exception);
 }
+
+TEST(Trajectories, RadialUndersamplingCountsSpokesAgainstNyquist) {
+    EXPECT_NEAR(radialUndersampling(goldenAngleRadial2D(128, 201, 128), Grid::make2D(128, 128)), kPi * 64 / 201, 1e-12);
+    EXPECT_NEAR(radialUndersampling(radial3D(64, 1024, 64), Grid::cube(3, 64)), kPi * 64 * 64 / 2 / 1024, 1e-12);
+    // Half spokes (centre outwards) count half.
+    Trajectory half = goldenAngleRadial2D(32, 10, 32);
+    Trajectory outward = half;
+    outward.readout_length = 16;
+    outward.k.clear();
+    for (std::size_t m = 0; m < half.samples(); ++m)
+        if (m % 32 >= 16) outward.k.insert(outward.k.end(), {half.kx(m), half.ky(m), half.kz(m)});  // the +k half
+    ASSERT_EQ(outward.samples(), 160u);
+    EXPECT_NEAR(radialUndersampling(outward, Grid::make2D(32, 32)), 2 * kPi * 16 / 10, 1e-12);
+    // Not spokes through the centre, or no readout structure: 0.
+    TrajectorySpec spiral;
+    spiral.kind = TrajectoryKind::Spiral2D;
+    spiral.n = 32;
+    spiral.readouts = 8;
+    EXPECT_EQ(radialUndersampling(makeTrajectory(spiral), Grid::make2D(32, 32)), 0);
+    Trajectory unknown = half;
+    unknown.readout_length = 0;
+    EXPECT_EQ(radialUndersampling(unknown, Grid::make2D(32, 32)), 0);
+}

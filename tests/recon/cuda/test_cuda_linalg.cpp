@@ -1,0 +1,193 @@
+// The CUDA backend's building blocks below the Backend interface: the Toeplitz
+// operator's three FFT paths (full cuFFT, pruned cuFFT, pruned with our fused
+// column kernel) against the normal operator summed term by term, and the
+// float64 reductions the CG takes its scalars from against host sums.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <complex>
+#include <string>
+#include <vector>
+
+#include "../test_support.hpp"
+#include "gpu_test_support.hpp"
+#include "recon/backend/backend.hpp"
+#include "recon/cuda/cuda_backend.hpp"
+#include "recon/cuda/cuda_util.hpp"
+#include "recon/cuda/linalg.hpp"
+#include "recon/operators/regularizer.hpp"
+
+using namespace recon;
+using namespace recon::cuda;
+using namespace recon::test;
+
+namespace {
+
+const char* name(ToeplitzFfts f) {
+    return f == ToeplitzFfts::Full ? "full" : f == ToeplitzFfts::Pruned ? "pruned" : "fused";
+}
+
+// F^H diag(w) F x, term by term in float64 (w = 1).
+ComplexArray normalOperator(const Trajectory& t, const Grid& g, const ComplexArray& x) {
+    return bruteAdjoint(t, bruteForward(t, x, SampleGrid::image(g)), SampleGrid::image(g));
+}
+
+template <class T>
+DeviceBuffer<std::complex<T>> upload(const ComplexArray& a, cudaStream_t s) {
+    std::vector<std::complex<T>> h(a.begin(), a.end());
+    DeviceBuffer<std::complex<T>> d(h.size(), "test array");
+    d.upload(h.data(), h.size(), s);
+    check(cudaStreamSynchronize(s), "test upload");
+    return d;
+}
+
+template <class T>
+ComplexArray download(const DeviceBuffer<std::complex<T>>& d, std::size_t n, cudaStream_t s) {
+    std::vector<std::complex<T>> h(n);
+    d.download(h.data(), n, s);
+    return ComplexArray(h.begin(), h.end());
+}
+
+// Every path on one grid; `fusedExpected`: whether the 2N grid's slowest axis lets the fused kernel run.
+template <class T>
+void checkPaths(const Grid& g, bool fusedExpected, double tol) {
+    const Trajectory t = randomTrajectory(g, 300, 23);
+    const std::vector<double> ones(t.samples(), 1.0);
+    const ComplexArray q = createCpuBackend(Precision::Double)->makeToeplitz(g, t, ones, {"direct"})->q();
+    const ComplexArray x = randomComplex(g.voxels(), 5);
+    const ComplexArray expect = normalOperator(t, g, x);
+    auto stream = std::make_shared<Stream>();
+    for (ToeplitzFfts mode : {ToeplitzFfts::Full, ToeplitzFfts::Pruned, ToeplitzFfts::Fused}) {
+        CudaToeplitz<T> tk(g, upload<T>(q, stream->get()), stream, mode);
+        const ToeplitzFfts ran = mode == ToeplitzFfts::Fused && !fusedExpected ? ToeplitzFfts::Pruned : mode;
+        EXPECT_EQ(tk.ffts(), ran) << g.describe() << " " << name(mode);
+        auto dx = upload<T>(x, stream->get());
+        DeviceBuffer<std::complex<T>> dy(g.voxels(), "y");
+        // Twice: the fused path leaves the 2N grid's second half stale, which must not matter.
+        for (int pass = 0; pass < 2; ++pass) {
+            tk.applyDevice(dx.data(), dy.data());
+            EXPECT_LT(relativeError(download(dy, g.voxels(), stream->get()), expect), tol)
+                << g.describe() << " " << name(mode) << " pass " << pass;
+        }
+    }
+}
+
+}  // namespace
+
+TEST(CudaToeplitzPaths, AgreeWithTheNormalOperator3D) {
+    for (const Grid& g : {Grid::make3D(8, 8, 8), Grid::make3D(6, 5, 16), Grid::make3D(3, 4, 32)}) {
+        checkPaths<float>(g, true, 1e-5);
+        checkPaths<double>(g, true, 1e-11);
+    }
+    checkPaths<float>(Grid::make3D(7, 6, 5), false, 1e-5);  // 2N = 10 along z: pruned cuFFT
+}
+
+TEST(CudaToeplitzPaths, AgreeWithTheNormalOperator2D) {
+    for (const Grid& g : {Grid::make2D(11, 8), Grid::make2D(16, 64), Grid::make2D(5, 256)}) {
+        checkPaths<float>(g, true, 2e-5);
+        checkPaths<double>(g, true, 1e-11);
+    }
+    // 2N = 1024 along y: the fused kernel's longest column in float32; float64 runs pruned cuFFT.
+    checkPaths<float>(Grid::make2D(5, 512), true, 2e-5);
+    checkPaths<double>(Grid::make2D(5, 512), false, 1e-11);
+    checkPaths<float>(Grid::make2D(4, 1024), false, 2e-5);  // 2N = 2048: beyond it
+}
+
+// At the product's size the fused path must match full cuFFT transforms to float32 rounding.
+TEST(CudaToeplitzPaths, FusedMatchesFullCuFftAt128Cubed) {
+    const Grid g = Grid::make3D(128, 128, 128);
+    const Grid big = g.doubled();
+    auto stream = std::make_shared<Stream>();
+    const ComplexArray q = randomComplex(big.voxels(), 31), x = randomComplex(g.voxels(), 32);
+    ComplexArray results[2];
+    int i = 0;
+    for (ToeplitzFfts mode : {ToeplitzFfts::Full, ToeplitzFfts::Fused}) {
+        CudaToeplitz<float> tk(g, upload<float>(q, stream->get()), stream, mode);
+        ASSERT_EQ(tk.ffts(), mode);
+        auto dx = upload<float>(x, stream->get());
+        DeviceBuffer<std::complex<float>> dy(g.voxels(), "y");
+        tk.applyDevice(dx.data(), dy.data());
+        results[i++] = download(dy, g.voxels(), stream->get());
+    }
+    EXPECT_LT(relativeError(results[1], results[0]), 2e-6);
+}
+
+template <class T>
+void checkReductions(std::size_t n) {
+    Stream stream;
+    const cudaStream_t s = stream.get();
+    DeviceReductions red;
+    std::vector<ComplexArray> v;
+    std::vector<DeviceBuffer<std::complex<T>>> d;
+    for (unsigned k = 0; k <= kMaxDots; ++k) {
+        ComplexArray a = randomComplex(n, 40 + k);
+        for (auto& z : a) z = std::complex<double>(std::complex<T>(z));  // the values the device holds
+        d.push_back(upload<T>(a, s));
+        v.push_back(std::move(a));
+    }
+    for (int count = 1; count <= kMaxDots; ++count) {
+        std::vector<const std::complex<T>*> bs;
+        for (int k = 1; k <= count; ++k) bs.push_back(d[std::size_t(k)].data());
+        std::vector<std::complex<double>> got(static_cast<std::size_t>(count));
+        red.dots<T>(d[0].data(), bs.data(), count, n, got.data(), s);
+        for (int k = 0; k < count; ++k) {
+            const std::complex<double> expect = inner(v[0], v[std::size_t(k) + 1]);
+            EXPECT_LT(std::abs(got[std::size_t(k)] - expect), 1e-12 * (std::sqrt(double(n)) + 1) * 4)
+                << "n " << n << " count " << count << " k " << k;
+        }
+    }
+    // y += a x with ||y||^2 from the same pass; y as the device computes it in T.
+    const double a = -0.37;
+    const double norm2 = red.axpyNorm2<T>(a, d[1].data(), d[2].data(), n, s);
+    const ComplexArray y = download(d[2], n, s);
+    for (std::size_t i = 0; i < std::min<std::size_t>(n, 5000); ++i) {
+        const std::complex<T> yi = std::complex<T>(v[2][i]) + T(a) * std::complex<T>(v[1][i]);
+        EXPECT_LT(std::abs(std::complex<double>(yi) - y[i]), 1e-6) << i;
+    }
+    double expectNorm2 = 0;
+    for (const auto& z : y) expectNorm2 += std::norm(z);
+    EXPECT_NEAR(norm2, expectNorm2, 1e-12 * expectNorm2) << "n " << n;
+}
+
+TEST(CudaReductions, MatchFloat64HostSums) {
+    for (std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(262145), std::size_t(3000001)}) {
+        checkReductions<float>(n);
+        checkReductions<double>(n);
+    }
+}
+
+// F^H d left on the device solves exactly like the same F^H d handed in from the host.
+TEST(CudaSolver, ResidentRightHandSideMatchesHostCopy) {
+    const Grid g = Grid::make3D(12, 10, 8);
+    const Trajectory t = randomTrajectory(g, 700, 3);
+    const ComplexArray c = randomComplex(t.samples(), 4);
+    auto dev = gpu(Precision::Single);
+    const FourierMethod nufft{"nufft", 1e-6};
+    auto resident = dev->adjointOnBackend(t, c, SampleGrid::image(g), nufft);
+    ComplexArray host;
+    resident->toHost(host);
+    ComplexArray direct;
+    dev->adjointSum(t, c, SampleGrid::image(g), direct, nufft);
+    EXPECT_LT(relativeError(host, direct), 1e-6);  // two runs of the NUFFT: its atomics add in any order
+    EXPECT_LT(relativeError(host, bruteAdjoint(t, c, SampleGrid::image(g))), 1e-5);
+
+    std::vector<double> ones(t.samples(), 1.0);
+    SolverSetup s;
+    s.toeplitz = dev->makeToeplitz(g, t, ones, nufft);
+    s.regularizer = std::make_shared<Regularizer>(makeRegularizer(RegularizerKind::FiniteDifference, g));
+    s.lambda = 0.05;
+    s.lambda_scale = double(t.samples());
+    s.rhs = resident;
+    auto a = dev->makeSolver(s);
+    s.rhs = onHost(host);
+    auto b = dev->makeSolver(s);
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_TRUE(a->step());
+        ASSERT_TRUE(b->step());
+        EXPECT_DOUBLE_EQ(a->record().residual, b->record().residual) << i;
+    }
+    ComplexArray xa, xb;
+    a->image(xa);
+    b->image(xb);
+    EXPECT_EQ(xa, xb);
+}
