@@ -276,6 +276,11 @@ int cmdCompare(const std::vector<std::string>& args) {
     std::printf("ReconStudio %s — %s\n", RECONSTUDIO_VERSION, d.name.c_str());
     std::printf("  grid %s, %zu samples (%s), %d coil(s), %s\n", d.grid.describe().c_str(), d.samples(),
                 d.trajectory.kind.c_str(), d.coils, backend->info().describe().c_str());
+    // Which density weights each gridding used (they differ by trajectory: docs/CONVENTIONS.md).
+    auto weights = [&](DensityMethod m) { return d.density.empty() ? toString(m) : std::string("the data set's own"); };
+    const std::string triWeights = weights(session.trilinearDensityMethod());
+    const std::string kbWeights = weights(session.kaiserBesselDensityMethod());
+    std::printf("  gridding density weights: trilinear %s, Kaiser-Bessel %s\n", triWeights.c_str(), kbWeights.c_str());
     std::printf("  iterative: %s, lambda %.4g x s (s = Q(0) = %.4g), %d CG iterations, %s%s\n",
                 toString(opts.regularizer).c_str(), opts.lambda, it.lambda_scale, int(it.history.size()),
                 it.method.c_str(), it.cancelled ? " (cancelled)" : "");
@@ -298,6 +303,8 @@ int cmdCompare(const std::vector<std::string>& args) {
           << ",\"lambda\":" << jsonNumber(opts.lambda) << ",\"lambda_scale\":" << jsonNumber(it.lambda_scale)
           << ",\"regularizer\":" << jsonString(toString(opts.regularizer)) << ",\"iterations\":" << it.history.size()
           << ",\"fourier_method\":" << jsonString(it.method) << ",\"cancelled\":" << (it.cancelled ? "true" : "false")
+          << ",\"density_weights\":{\"gridding-trilinear\":" << jsonString(triWeights)
+          << ",\"gridding-kb\":" << jsonString(kbWeights) << "}"
           << ",\"methods\":[";
         for (std::size_t i = 0; i < rows.size(); ++i) {
             const auto& r = rows[i];

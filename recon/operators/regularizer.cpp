@@ -165,8 +165,7 @@ Regularizer makeRegularizer(RegularizerKind kind, const Grid& g, const ComplexAr
         }
     }
     w.rows = std::int64_t(w.row_ptr.size()) - 1;
-    reg.wt = w.transposed();
-    reg.normal = w.gram(reg.wt);
+    reg.normal = w.gram(w.transposed());
     return reg;
 }
 

@@ -35,7 +35,6 @@ struct CsrMatrix {
 struct Regularizer {
     RegularizerKind kind = RegularizerKind::FiniteDifference;
     CsrMatrix w;   // W
-    CsrMatrix wt;  // W^T
     CsrMatrix normal;  // W^T W (real), what the solvers apply
     std::string describe() const;
 };

@@ -41,6 +41,11 @@ def acceptance(cli):
         fail(f"iterative {it:.2f} dB does not beat Kaiser-Bessel gridding {kb:.2f} dB")
     if not result["floor"]["psnr_db"] > tri:
         fail("the Cartesian floor should lie above gridding")
+    # 1,024 spokes are 6x below Nyquist at 64^3: Kaiser-Bessel weighs by Pipe-Menon, the
+    # seeds' trilinear baseline by the radial ramp (docs/CONVENTIONS.md).
+    weights = result["density_weights"]
+    if weights != {"gridding-trilinear": "radial-ramp", "gridding-kb": "pipe-menon"}:
+        fail(f"unexpected density weights {weights}")
     print(f"OK: iterative {it:.2f} dB, trilinear {tri:.2f} dB, KB {kb:.2f} dB")
 
 

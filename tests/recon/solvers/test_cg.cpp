@@ -29,6 +29,22 @@ struct HostSpace {
     }
 };
 
+// The same space with the optional fused operations, counting their use.
+struct FusedHostSpace : HostSpace {
+    int fusedCalls = 0;
+    std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs) {
+        ++fusedCalls;
+        std::vector<std::complex<double>> r;
+        for (const Vector* b : bs) r.push_back(dot(a, *b));
+        return r;
+    }
+    double axpyNorm2(double s, const Vector& x, Vector& y) {
+        ++fusedCalls;
+        axpy(s, x, y);
+        return dot(y, y).real();
+    }
+};
+
 using Matrix = std::vector<std::vector<cdouble>>;
 
 Matrix randomHpd(int n, unsigned seed, double shift) {
@@ -132,6 +148,29 @@ TEST(ConjugateGradient, WeightChangeRestartsFromCurrentIterate) {
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) sum[i][j] += 2.0 * b[i][j];
     EXPECT_LT(relativeError(cg.solution(), gaussSolve(sum, rhs)), 1e-8);
+}
+
+// A space's fused operations are used when it has them, and change nothing but speed.
+TEST(ConjugateGradient, FusedSpaceOperationsGiveTheSameIterates) {
+    const int n = 16;
+    const Matrix a = randomHpd(n, 11, 0.5), b = randomHpd(n, 12, 1.0);
+    const ComplexArray rhs = randomComplex(n, 13), ref = randomComplex(n, 14);
+    HostSpace plain;
+    FusedHostSpace fused;
+    ConjugateGradient<HostSpace> p(plain, {{"a", 1.0, matvec(a)}, {"b", 0.2, matvec(b)}}, rhs, n);
+    ConjugateGradient<FusedHostSpace> f(fused, {{"a", 1.0, matvec(a)}, {"b", 0.2, matvec(b)}}, rhs, n);
+    p.setReference(ref);
+    f.setReference(ref);
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_TRUE(p.step());
+        ASSERT_TRUE(f.step());
+        EXPECT_EQ(f.solution(), p.solution());
+        EXPECT_EQ(f.stats().residual, p.stats().residual);
+        EXPECT_EQ(f.stats().forms, p.stats().forms);
+        EXPECT_EQ(f.stats().real_xb, p.stats().real_xb);
+        EXPECT_EQ(f.stats().error_norm2, p.stats().error_norm2);
+    }
+    EXPECT_GE(fused.fusedCalls, 12);  // one statistics pass and one residual update per step
 }
 
 }  // namespace
