@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <concepts>
 #include <cstdint>
 #include <cstdlib>
@@ -45,6 +47,10 @@ constexpr int kParentGoneExit = 87;       // nobody reads the result any more
 // 9.6 GB of conversion buffer for a 12 kB ISMRMRD file; found by fuzz_hdf5_input).
 constexpr std::uint64_t kMemoryBase = std::uint64_t(1) << 30;
 constexpr std::uint64_t kMemoryPerFileByte = 64;
+// Processor time: far more than decoding any file of that size takes (HDF5 reads at
+// hundreds of MB/s), far less than forever.
+constexpr double kCpuSecondsBase = 60;
+constexpr double kCpuSecondsPerFileByte = 1.0 / (16 << 20);
 
 // The message, in this order: kBegin, an Outcome, the result or the error's message,
 // the child's coverage counters (fuzz builds; empty elsewhere), kEnd. Without kEnd the
@@ -194,7 +200,6 @@ std::uint64_t fileBytes(const std::string& path) {
     return ec ? 0 : bytes;
 }
 
-std::uint64_t memoryBudget(std::uint64_t file_bytes) { return kMemoryBase + kMemoryPerFileByte * file_bytes; }
 
 // The process's private writable memory (VmData), 0 when /proc cannot say.
 std::uint64_t privateWritableBytes() {
@@ -222,6 +227,17 @@ void limitMemory(std::uint64_t budget) {
     ::setrlimit(RLIMIT_DATA, &limit);
 }
 
+// In the child: beyond the soft limit the kernel sends SIGXCPU (which ends the
+// child), beyond the hard one SIGKILL.
+void limitCpuTime(double seconds) {
+    const rlim_t soft = rlim_t(std::max(1.0, std::ceil(seconds)));
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_CPU, &limit) != 0) return;
+    limit.rlim_cur = std::min(limit.rlim_cur, soft);
+    limit.rlim_max = std::min(limit.rlim_max, soft + 5);
+    ::setrlimit(RLIMIT_CPU, &limit);
+}
+
 // In the child: a fault ends the child, and only it. No handler of the parent runs
 // (libFuzzer's writes a crash file and stops the fuzzer; a sanitizer's death ends in
 // our callback, after its report), no core dump is written for a damaged file, and
@@ -243,9 +259,10 @@ void prepareForFaults(pid_t parent) {
 // The child's whole life: read, send, _exit (no atexit handlers, no flush of the
 // parent's stdio buffers, no HDF5 shutdown; never a return into the parent's code).
 template <class Result>
-[[noreturn]] void runChild(int fd, pid_t parent, std::uint64_t memory_budget, const std::function<Result()>& read) {
+[[noreturn]] void runChild(int fd, pid_t parent, const ChildLimits& limits, const std::function<Result()>& read) {
     prepareForFaults(parent);
-    limitMemory(memory_budget);
+    limitMemory(limits.memory_bytes);
+    limitCpuTime(limits.cpu_seconds);
     std::optional<Result> result;
     Outcome outcome = Outcome::Result;
     std::string message;
@@ -362,7 +379,14 @@ struct ReadKind {
 constexpr ReadKind kDatasetRead{"input", "HDF5/ISMRMRD"};
 constexpr ReadKind kImageRead{"image", "ReconStudio HDF5"};
 
-std::string crashMessage(const std::string& origin, const ReadKind& kind, std::optional<int> status) {
+std::string crashMessage(const std::string& origin, const ReadKind& kind, std::optional<int> status,
+                         const ChildLimits& limits) {
+    if (status && WIFSIGNALED(*status) && WTERMSIG(*status) == SIGXCPU) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.0f", std::ceil(limits.cpu_seconds));
+        return origin + ": the HDF5 library was still reading it after " + seconds +
+               " s of processor time: the file is damaged or is not a valid " + kind.expected + " file";
+    }
     std::string how = "it ended without a result";
     if (status && WIFSIGNALED(*status)) {
         const int signal = WTERMSIG(*status);
@@ -378,7 +402,8 @@ std::string crashMessage(const std::string& origin, const ReadKind& kind, std::o
 }
 
 template <class Result>
-Result readInChild(const ReadKind& kind, const std::string& path, const std::function<Result()>& read) {
+Result readInChild(const ReadKind& kind, const std::string& path, const std::function<Result()>& read,
+                   std::optional<ChildLimits> given) {
     const std::string origin = std::string(kind.what) + " '" + path + "'";
     auto systemError = [&](const char* what, int error) {
         return Error(origin + ": " + what + " to read it failed: " + std::strerror(error));
@@ -390,7 +415,8 @@ Result readInChild(const ReadKind& kind, const std::string& path, const std::fun
     FileDescriptor from_child(ends[0]), to_parent(ends[1]);
     ::fcntl(from_child.get(), F_SETPIPE_SZ, 1 << 20);  // fewer round trips for large data; may be refused
     const pid_t parent = ::getpid();
-    const std::uint64_t file_bytes = fileBytes(path), memory_budget = memoryBudget(file_bytes);
+    const std::uint64_t file_bytes = fileBytes(path);
+    const ChildLimits limits = given.value_or(childLimitsFor(file_bytes));
     pid_t pid;
     int fork_error;
     {
@@ -400,7 +426,7 @@ Result readInChild(const ReadKind& kind, const std::string& path, const std::fun
         if (pid == 0) {
             from_child.close();
             // Never returns, so never leaves this scope: it must not unlock a lock it does not own.
-            runChild(to_parent.get(), parent, memory_budget, read);
+            runChild(to_parent.get(), parent, limits, read);
         }
     }
     if (pid < 0) throw systemError("starting a process", fork_error);
@@ -409,14 +435,14 @@ Result readInChild(const ReadKind& kind, const std::string& path, const std::fun
     Received<Result> got = receive<Result>(from_child.get());
     const std::optional<int> status = child.wait();
     const bool exited_cleanly = !status || (WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
-    if (!got.complete || !exited_cleanly) throw InputError(crashMessage(origin, kind, status));
+    if (!got.complete || !exited_cleanly) throw InputError(crashMessage(origin, kind, status, limits));
     switch (got.outcome) {
         case Outcome::Result: return std::move(*got.result);
         case Outcome::InputError: throw InputError(got.message);
         case Outcome::Error: throw Error(got.message);
         case Outcome::BadAlloc:
             throw InputError(origin + ": out of memory while reading it (the reader may use " +
-                             OutOfMemory::humanBytes(memory_budget) + " for a file of " +
+                             OutOfMemory::humanBytes(limits.memory_bytes) + " for a file of " +
                              OutOfMemory::humanBytes(file_bytes) +
                              "): the file is damaged or its data set too large for this machine");
         case Outcome::OtherException: break;
@@ -426,12 +452,18 @@ Result readInChild(const ReadKind& kind, const std::string& path, const std::fun
 
 }  // namespace
 
-Dataset readDatasetIsolated(const std::string& path, const std::function<Dataset()>& read) {
-    return readInChild(kDatasetRead, path, read);
+ChildLimits childLimitsFor(std::uint64_t file_bytes) {
+    return {kMemoryBase + kMemoryPerFileByte * file_bytes, kCpuSecondsBase + kCpuSecondsPerFileByte * double(file_bytes)};
 }
 
-GriddedImage readImageIsolated(const std::string& path, const std::function<GriddedImage()>& read) {
-    return readInChild(kImageRead, path, read);
+Dataset readDatasetIsolated(const std::string& path, const std::function<Dataset()>& read,
+                            std::optional<ChildLimits> limits) {
+    return readInChild(kDatasetRead, path, read, limits);
+}
+
+GriddedImage readImageIsolated(const std::string& path, const std::function<GriddedImage()>& read,
+                               std::optional<ChildLimits> limits) {
+    return readInChild(kImageRead, path, read, limits);
 }
 
 }  // namespace recon::io

@@ -9,12 +9,15 @@
 // h5::Hdf5Session, so no thread of ours is inside libhdf5 in the copy, and the
 // child runs readers that take no lock (formats.hpp). The child only reads and
 // copies: validation, and anything using OpenMP (libgomp is not fork-safe), is the
-// caller's, in the parent. The child may allocate at most 1 GiB plus 64 times the
-// file's size: libhdf5 allocates sizes a damaged file declares. Cost: the data
+// caller's, in the parent. The child's memory and processor time are limited
+// (ChildLimits): libhdf5 allocates sizes a damaged file declares, and may loop on
+// one. Cost: the data
 // cross the pipe once, and while they do, child and parent each hold a copy.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "recon/core/dataset.hpp"
@@ -34,7 +37,18 @@ struct GriddedImage {
 // without a complete result, throws InputError "input '<path>': the HDF5 library
 // crashed while reading it (SIGSEGV): ..." ("image '<path>'" for readImageIsolated).
 // `read` must not take the HDF5 lock nor use OpenMP. The tests call these directly.
-Dataset readDatasetIsolated(const std::string& path, const std::function<Dataset()>& read);
-GriddedImage readImageIsolated(const std::string& path, const std::function<GriddedImage()>& read);
+//
+// What the child may use. By default: memory 1 GiB plus 64 times the file's size;
+// processor time 60 s plus 1 s per 16 MB of file (a read that spins longer is a
+// libhdf5 loop on a damaged file; waiting on a slow disk does not count).
+struct ChildLimits {
+    std::uint64_t memory_bytes = 0;
+    double cpu_seconds = 0;
+};
+ChildLimits childLimitsFor(std::uint64_t file_bytes);
+Dataset readDatasetIsolated(const std::string& path, const std::function<Dataset()>& read,
+                            std::optional<ChildLimits> limits = std::nullopt);
+GriddedImage readImageIsolated(const std::string& path, const std::function<GriddedImage()>& read,
+                               std::optional<ChildLimits> limits = std::nullopt);
 
 }  // namespace recon::io

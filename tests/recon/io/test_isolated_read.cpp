@@ -109,6 +109,25 @@ TEST(IsolatedRead, ChildBeyondItsMemoryBudgetIsInputError) {
               std::size_t(16) << 20);
 }
 
+// A reader that spins (libhdf5 looping on a damaged file) is stopped by its
+// processor-time limit; the default grows with the file.
+TEST(IsolatedRead, ChildThatSpinsPastItsProcessorTimeIsInputError) {
+    io::ChildLimits limits = io::childLimitsFor(0);
+    EXPECT_EQ(limits.cpu_seconds, 60);
+    EXPECT_EQ(io::childLimitsFor(std::uint64_t(1) << 30).cpu_seconds, 60 + 64);
+    limits.cpu_seconds = 1;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW_MESSAGE(io::readDatasetIsolated("loop.h5",
+                                                 []() -> Dataset {
+                                                     std::atomic<unsigned long> spins{0};
+                                                     for (;;) spins.fetch_add(1, std::memory_order_relaxed);
+                                                 },
+                                                 limits),
+                         InputError, "input 'loop.h5'", "still reading it after 1 s of processor time",
+                         "damaged or is not a valid HDF5/ISMRMRD file");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 // Found by fuzz_hdf5_input: ISMRMRD acquisitions whose variable-length arrays
 // declare billions of values made libhdf5 allocate (and touch) a 9.6 GB conversion
 // buffer for a 12 kB file. Within the budget the allocation fails at once.
