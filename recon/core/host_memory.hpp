@@ -1,14 +1,24 @@
 // Large host arrays made again and again: every solve hands out a new image (32 MB
-// at 128^3 in complex<double>). By default glibc serves such blocks straight from
-// mmap and unmaps them when freed, so each new array faults in its ~8,000 pages
-// afresh (5-10 ms at 128^3, on one thread). Keeping freed blocks in the heap
-// lets the next array reuse pages that are already mapped.
+// at 128^3 in complex<double>). glibc serves such blocks straight from mmap and
+// unmaps them when freed, so each new array faults in its ~8,000 small pages afresh
+// (5-20 ms at 128^3 on one thread, depending on the machine). Two remedies, each
+// harmless where it does not apply.
 #pragma once
+
+#include <cstddef>
+
+#include "recon/core/types.hpp"
 
 namespace recon {
 
-// Raises glibc's mmap and trim thresholds to 1 GiB (a no-op elsewhere). Call once
-// at program start, before threads start.
+// Keeps freed blocks up to 1 GiB in the heap for the next allocation (glibc's mmap
+// and trim thresholds; a no-op elsewhere, or where glibc refuses so high a value).
+// Call once at program start, before threads start.
 void retainLargeHostAllocations();
+
+// Resizes `a` to `n` values the caller is about to overwrite. When that needs a new
+// block, transparent huge pages are asked for it before its first touch (Linux; a
+// hint the kernel may ignore), so its page faults are a few dozen, not thousands.
+void resizeForOverwrite(ComplexArray& a, std::size_t n);
 
 }  // namespace recon

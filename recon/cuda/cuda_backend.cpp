@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "recon/backend/solver_record.hpp"
+#include "recon/core/host_memory.hpp"
 #include "recon/cuda/linalg.hpp"
 #include "recon/cuda/nufft_gpu.hpp"
 #include "recon/cuda/tuning.hpp"
@@ -117,7 +118,7 @@ void downloadArray(const DeviceBuffer<std::complex<T>>& d, std::size_t n, Comple
     }
     auto* h = static_cast<std::complex<T>*>(t_staging.get(n * sizeof(std::complex<T>)));
     d.download(h, n, s);
-    out.resize(n);
+    resizeForOverwrite(out, n);
 #pragma omp parallel for if (n > 65536)
     for (std::int64_t i = 0; i < std::int64_t(n); ++i) out[i] = cdouble(h[i].real(), h[i].imag());
 }
