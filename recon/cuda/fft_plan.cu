@@ -118,7 +118,7 @@ __host__ __device__ constexpr int bitReverse(int i) {
 
 // A DFT of R (a power of two) values held in registers: radix-2 decimation in
 // frequency, natural order in, bit-reversed order out (result k in v[bitReverse<R>(k)]).
-// tw[i] = exp(-2 pi i i / L), so W_m^j = tw[j L / m]: one address for all threads.
+// tw[m] = exp(-2 pi i m / L), so W_R'^j = tw[j L / R'] for a sub-length R': one address for all threads.
 template <int R, bool Inverse, class V>
 __device__ inline void registerDft(V (&v)[R], const V* tw, int L) {
     // Counted loops only, so every one unrolls and every index is a constant.
@@ -201,7 +201,6 @@ columnConvolveKernel(V* data, const V* spectrum, const V* twiddles, long long sl
     }
 }
 
-
 // A = 2^ceil(k/2), B = 2^floor(k/2) for L = 2^k.
 template <class V>
 void launchColumnConvolve(int logL, int logTile, std::size_t blocks, cudaStream_t s, V* data, const V* spectrum,
@@ -283,7 +282,7 @@ PaddedFft<T>::PaddedFft(std::array<int, 3> big, int dims, cudaStream_t stream, b
 template <class T>
 PaddedFft<T>::~PaddedFft() {
     cufftDestroy(cufftHandle(inner_));
-    if (outer_) cufftDestroy(cufftHandle(outer_));
+    if (!fused()) cufftDestroy(cufftHandle(outer_));  // made only for the unfused path
     release(twiddles_);
 }
 
