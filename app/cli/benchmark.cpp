@@ -319,11 +319,12 @@ std::vector<Row> cpuEngineRows(const Problem& p, double tol, int voxels) {
         rows.push_back(dcf);
         ComplexArray weighted(p.data.size()), img;
         for (std::size_t m = 0; m < w.size(); ++m) weighted[m] = w[m] * p.data[m];
-        for (const auto& [name, opts] : {std::pair{"CPU trilinear", trilinearGridding()},
-                                         std::pair{"CPU Kaiser-Bessel", kaiserBesselGridding()}}) {
+        for (const auto& gridding : {std::pair{"CPU trilinear", trilinearGridding()},
+                                     std::pair{"CPU Kaiser-Bessel", kaiserBesselGridding()}}) {
             Row r;
             r.section = "gridding";
-            r.name = name;
+            r.name = gridding.first;
+            const GriddingOptions& opts = gridding.second;  // a plain reference: lambdas may capture it (clang 14)
             r.seconds = timeIt([&] { cpu->grid(p.traj, weighted, p.grid, opts, img); }, 3);
             r.note = threads + ", density weights given";
             rows.push_back(r);
