@@ -284,13 +284,21 @@ GpuNufft<T>::GpuNufft(const Trajectory& t, const SampleGrid& grid, const SpreadK
     check(cudaStreamSynchronize(stream_), "NUFFT plan upload");
 }
 
+namespace {
+// What the kernels are told about a plan: its spreading kernel and its oversampled grid.
+template <class T>
+KernelShape<T> kernelShape(const SpreadKernel& k, int width) {
+    return {int(k.kind), T(0.5 * width), T(k.beta), T(k.norm)};
+}
+FineGrid fineGrid(int dims, const std::array<int, 3>& g) { return {dims, g[0], g[1], g[2]}; }
+}  // namespace
+
 template <class T>
 void GpuNufft<T>::spread(const C* c, C* fine) {
     check(cudaMemsetAsync(fine, 0, fineSize() * sizeof(C), stream_), "clear the oversampled grid");
     if (M_ == 0) return;
-    KernelShape<T> ks{int(kernel_.kind), T(0.5 * W_), T(kernel_.beta),
-                      T(kernel_.norm)};
-    FineGrid g{dims_, G_[0], G_[1], G_[2]};
+    const KernelShape<T> ks = kernelShape<T>(kernel_, W_);
+    const FineGrid g = fineGrid(dims_, G_);
     dispatchWidth<T, SpreadLaunch>(W_, stream_, g, ks, start_.data(), offset_.data(), order_.data(),
                                    reinterpret_cast<const cx_t<T>*>(c), reinterpret_cast<cx_t<T>*>(fine), M_);
     checkLaunch("spreadSamples");
@@ -299,9 +307,8 @@ void GpuNufft<T>::spread(const C* c, C* fine) {
 template <class T>
 void GpuNufft<T>::interpolate(const C* fine, C* c) {
     if (M_ == 0) return;
-    KernelShape<T> ks{int(kernel_.kind), T(0.5 * W_), T(kernel_.beta),
-                      T(kernel_.norm)};
-    FineGrid g{dims_, G_[0], G_[1], G_[2]};
+    const KernelShape<T> ks = kernelShape<T>(kernel_, W_);
+    const FineGrid g = fineGrid(dims_, G_);
     dispatchWidth<T, InterpLaunch>(W_, stream_, g, ks, start_.data(), offset_.data(), order_.data(),
                                    reinterpret_cast<const cx_t<T>*>(fine), reinterpret_cast<cx_t<T>*>(c), M_);
     checkLaunch("interpolateSamples");
@@ -312,7 +319,7 @@ void GpuNufft<T>::adjoint(const C* c, C* out) {
     spread(c, fine_.data());
     fft_->inverse(fine_.data());
     const std::size_t n = grid_.points();
-    FineGrid g{dims_, G_[0], G_[1], G_[2]};
+    const FineGrid g = fineGrid(dims_, G_);
     OutGrid s{grid_.size[0], grid_.size[1], grid_.size[2]};
     cropDeapodize<T><<<blocksFor(n, 256), 256, 0, stream_>>>(g, s, deapodize_ ? deapod_.data() : nullptr,
                                                              reinterpret_cast<const cx_t<T>*>(fine_.data()),
@@ -323,7 +330,7 @@ void GpuNufft<T>::adjoint(const C* c, C* out) {
 template <class T>
 void GpuNufft<T>::forward(const C* f, C* out) {
     const std::size_t n = grid_.points();
-    FineGrid g{dims_, G_[0], G_[1], G_[2]};
+    const FineGrid g = fineGrid(dims_, G_);
     OutGrid s{grid_.size[0], grid_.size[1], grid_.size[2]};
     check(cudaMemsetAsync(fine_.data(), 0, fineSize() * sizeof(C), stream_), "clear the oversampled grid");
     padDeapodize<T><<<blocksFor(n, 256), 256, 0, stream_>>>(g, s, deapodize_ ? deapod_.data() : nullptr,
