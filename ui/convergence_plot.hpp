@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "recon/backend/backend.hpp"
+#include "recon/core/iteration_record.hpp"
 #include "recon/core/metrics.hpp"
 #include "ui/image_layers.hpp"
 

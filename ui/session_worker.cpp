@@ -253,12 +253,13 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
             post_clock.start();
         }
     };
-    auto phase = [&](const std::string& name, double fraction) {
-        notePhase(job, QString::fromStdString(name), fraction);
+    auto phase = [&](recon::Phase p, double fraction) {
+        if (p != recon::Phase::Iterating) notePhase(job, QString::fromUtf8(recon::toString(p)), fraction);
     };
+    recon::CallbackMonitor monitor(observer, job.cancel.get(), phase);
     const bool warm = last_iterate_.size() == data_->grid.voxels();
-    recon::SolveResult result =
-        session_->solve(opts, observer, job.cancel.get(), warm ? &last_iterate_ : nullptr, phase);
+    opts.warm_start = warm;  // continues the solve resident on the backend when it matches
+    recon::SolveResult result = session_->solve(opts, monitor, warm ? &last_iterate_ : nullptr);
     flushIterations();
 
     outcome.solved = true;

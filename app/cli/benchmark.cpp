@@ -18,6 +18,7 @@
 #include "recon/operators/direct_sums.hpp"
 #include "recon/operators/regularizer.hpp"
 #include "recon/phantom/shepp_logan.hpp"
+#include "recon/solvers/normal_cg.hpp"
 #include "recon/trajectory/trajectories.hpp"
 #ifdef RECONSTUDIO_HAVE_CUDA
 #include "recon/cuda/cuda_backend.hpp"
@@ -86,11 +87,21 @@ struct Problem {
     Trajectory traj;
     ComplexArray data;   // d
     ComplexArray c;      // conj(phi) d
-    std::vector<double> phi2;
+    std::vector<double> phi, phi2;
     double scale = 0;    // s = Q(0)
     double dnorm2 = 0;
     ComplexArray truth;
 };
+
+// CG on (F^H F + lambda s W^T W) rho = F^H d with finite differences, as the session builds it.
+std::unique_ptr<NormalEquationsCg> quadraticSolver(Backend& b, const Problem& p, const FourierMethod& m,
+                                                   std::shared_ptr<const ToeplitzOperator> tk, const Vector& rhs,
+                                                   double lambda) {
+    const Regularizer reg = makeRegularizer(RegularizerKind::FiniteDifference, p.grid);
+    std::vector<NormalTerm> terms{{"data", 1.0, fourierOperator(b, p.traj, p.grid, p.phi, m, std::move(tk))},
+                                  {"penalty", lambda * p.scale, sparseMatrix(b, reg.w, &reg.normal, "W")}};
+    return std::make_unique<NormalEquationsCg>(std::move(terms), rhs, p.dnorm2);
+}
 
 Problem makeProblem(int n, double samples128) {
     Problem p;
@@ -107,10 +118,12 @@ Problem makeProblem(int n, double samples128) {
     p.data = ph.kspace(p.traj, p.grid);
     p.c.resize(p.data.size());
     p.phi2.resize(p.data.size());
+    p.phi.resize(p.data.size());
     for (std::size_t i = 0; i < p.data.size(); ++i) {
         const double phi = basisTransform(BasisFunction::BoxVoxel, p.grid, p.traj.kx(i), p.traj.ky(i), p.traj.kz(i));
         p.c[i] = phi * p.data[i];
         p.phi2[i] = phi * phi;
+        p.phi[i] = phi;
         p.scale += phi * phi;
         p.dnorm2 += std::norm(p.data[i]);
     }
@@ -294,15 +307,8 @@ std::vector<Row> cpuEngineRows(const Problem& p, double tol, int voxels) {
         rows.push_back(r);
     }
     {
-        auto tk = cpu->makeToeplitz(p.grid, p.traj, p.phi2, {"nufft", tol});
-        SolverSetup setup;
-        setup.toeplitz = tk;
-        setup.rhs = cpu->adjointOnBackend(p.traj, p.c, image, {"nufft", tol});
-        setup.data_norm2 = p.dnorm2;
-        setup.regularizer = std::make_shared<Regularizer>(makeRegularizer(RegularizerKind::FiniteDifference, p.grid));
-        setup.lambda = 0.02;
-        setup.lambda_scale = p.scale;
-        auto solver = cpu->makeSolver(setup);
+        auto solver = quadraticSolver(*cpu, p, {"nufft", tol}, cpu->makeToeplitz(p.grid, p.traj, p.phi2, {"nufft", tol}),
+                                      *cpu->adjointOnBackend(p.traj, p.c, image, {"nufft", tol}), 0.02);
         Row r;
         r.section = "CG";
         r.name = "CPU.SP 1 iteration";
@@ -604,25 +610,16 @@ struct GpuBench {
         auto backend = createCudaBackend(Precision::Single, props.id, &why);
         if (!backend) throw Error("CUDA backend: " + why);
         const FourierMethod nufft{"nufft", 1e-5};
-        const auto reg = std::make_shared<Regularizer>(makeRegularizer(RegularizerKind::FiniteDifference, p.grid));
         const double lambda = 0.02;
 
         std::fprintf(stderr, "reconstructions...\n");
         auto rhs = backend->adjointOnBackend(p.traj, p.c, SampleGrid::image(p.grid), nufft);  // warms the plan cache
         auto t0 = std::chrono::steady_clock::now();
-        std::shared_ptr<ToeplitzKernel> tk = backend->makeToeplitz(p.grid, p.traj, p.phi2, nufft);
+        std::shared_ptr<const ToeplitzOperator> tk = backend->makeToeplitz(p.grid, p.traj, p.phi2, nufft);
         const double qSeconds = seconds(t0);
 
-        SolverSetup setup;
-        setup.toeplitz = tk;
-        setup.rhs = rhs;
-        setup.data_norm2 = p.dnorm2;
-        setup.regularizer = reg;
-        setup.lambda = lambda;
-        setup.lambda_scale = p.scale;
-
         // 60 CG iterations alone (the solver made, the image left on the device).
-        auto solver = backend->makeSolver(setup);
+        auto solver = quadraticSolver(*backend, p, nufft, tk, *rhs, lambda);
         t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < iterations; ++i) solver->step();
         const double cgSeconds = seconds(t0);
@@ -644,14 +641,14 @@ struct GpuBench {
 
         // lambda re-solve: warm start from the current image, cached Q and F^H d.
         t0 = std::chrono::steady_clock::now();
-        solver->setLambda(lambda * 2);
+        solver->setWeight(1, lambda * 2 * p.scale);
         for (int i = 0; i < resolveIterations; ++i) solver->step();
         solver->image(image);
         Row rs;
         rs.section = "reconstruction";
         rs.name = "lambda re-solve";
         rs.seconds = seconds(t0);
-        rs.note = "setLambda + " + std::to_string(resolveIterations) + " warm CG iterations + image to host";
+        rs.note = "setWeight (no rebuild) + " + std::to_string(resolveIterations) + " warm CG iterations + image to host";
         if (p.n == 128) rs.target_seconds = 40e-3;
         rows.push_back(rs);
 
@@ -675,12 +672,11 @@ struct GpuBench {
                     times[st].push_back(seconds(lap));
                     lap = std::chrono::steady_clock::now();
                 };
-                SolverSetup su = setup;
-                su.rhs = backend->adjointOnBackend(p.traj, p.c, SampleGrid::image(p.grid), fm);
+                auto rhs_fm = backend->adjointOnBackend(p.traj, p.c, SampleGrid::image(p.grid), fm);
                 split(Fhd);
-                if (withQ) su.toeplitz = backend->makeToeplitz(p.grid, p.traj, p.phi2, fm);
+                std::shared_ptr<const ToeplitzOperator> tk_fm = withQ ? backend->makeToeplitz(p.grid, p.traj, p.phi2, fm) : tk;
                 split(Q);
-                auto sv = backend->makeSolver(su);
+                auto sv = quadraticSolver(*backend, p, fm, tk_fm, *rhs_fm, lambda);
                 split(Setup);
                 for (int i = 0; i < iterations; ++i) sv->step();
                 split(Cg);

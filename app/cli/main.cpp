@@ -77,16 +77,22 @@ Ctrl-C cancels at the next CG iteration; the last complete iterate is kept and w
   --help, --version
 )";
 
-// Terminal progress: one bar per CG iteration on a TTY, a line every 10 iterations otherwise.
-class ProgressBar {
+// Terminal progress, the engine's Monitor on the command line: one bar per CG
+// iteration on a TTY, a line every 10 iterations otherwise; Ctrl-C cancels.
+class ProgressBar final : public Monitor {
 public:
-    explicit ProgressBar(bool quiet) : quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
-    void phase(const std::string& name, double f) {
-        if (quiet_ || !tty_) return;
-        std::fprintf(stderr, "\r  %-8s %3.0f%%   ", name.c_str(), 100 * f);
+    explicit ProgressBar(bool quiet) : Monitor(&g_cancel), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
+    void expect(int coils, int iterations) {
+        coils_ = coils;
+        total_ = iterations;
+    }
+    void phase(Phase p, double f) override {
+        if (quiet_ || !tty_ || p == Phase::Iterating) return;  // iterations have their own bar
+        std::fprintf(stderr, "\r  %-8s %3.0f%%   ", toString(p), 100 * f);
         std::fflush(stderr);
     }
-    void iteration(int coil, int coils, const IterationRecord& r, int total) {
+    void iteration(int coil, const IterationRecord& r, const ComplexArray*) override {
+        const int coils = coils_, total = total_;
         if (quiet_) return;
         const double eta = r.iteration > 0 ? r.seconds / r.iteration * (total - r.iteration) : 0;
         char metrics[96] = "";
@@ -111,6 +117,7 @@ public:
 
 private:
     bool quiet_, tty_;
+    int coils_ = 1, total_ = 0;
 };
 
 std::array<int, 3> parseMatrix(const std::string& s) {
@@ -221,10 +228,8 @@ struct MethodRow {
 };
 
 SolveResult runIterative(ReconstructionSession& session, const SolveOptions& opts, ProgressBar& bar) {
-    const int coils = session.dataset().coils;
-    return session.solve(
-        opts, [&](int coil, const IterationRecord& r, const ComplexArray*) { bar.iteration(coil, coils, r, opts.iterations); },
-        &g_cancel, nullptr, [&](const std::string& p, double f) { bar.phase(p, f); });
+    bar.expect(session.dataset().coils, opts.iterations);
+    return session.solve(opts, bar);
 }
 
 std::string jsonString(const std::string& s) {

@@ -10,30 +10,20 @@ std::string BackendInfo::describe() const {
     return s + ")";
 }
 
-GriddingOptions trilinearGridding() {
-    GriddingOptions o;
-    o.kernel = SpreadKernelKind::Linear;
-    o.oversampling = 1.0;
-    o.width = 2;
-    o.deapodize = false;
-    return o;
-}
-
-GriddingOptions kaiserBesselGridding(double sigma, int width) {
-    GriddingOptions o;
-    o.kernel = SpreadKernelKind::KaiserBessel;
-    o.oversampling = sigma;
-    o.width = width;
-    o.deapodize = true;
-    return o;
-}
-
-std::shared_ptr<const BackendArray> Backend::adjointOnBackend(const Trajectory& t, const ComplexArray& c,
-                                                             const SampleGrid& grid, const FourierMethod& method,
-                                                             const Progress& progress) {
+std::shared_ptr<const Vector> Backend::adjointOnBackend(const Trajectory& t, const ComplexArray& c, const SampleGrid& grid,
+                                                       const FourierMethod& method, const Progress& progress) {
     ComplexArray out;
     adjointSum(t, c, grid, out, method, progress);
-    return onHost(std::move(out));
+    return std::make_shared<const Vector>(fromHost(out));
+}
+
+LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const Grid& grid, const std::vector<double>& phi,
+                                  const FourierMethod& method, std::shared_ptr<const ToeplitzOperator> normal) {
+    if (phi.size() != t.samples())
+        throw InputError("Fourier operator: " + std::to_string(phi.size()) + " values of phi for " + std::to_string(t.samples()) + " samples");
+    LinearOperatorPtr f = compose(diagonal(backend, ComplexArray(phi.begin(), phi.end()), "phi"),
+                                  backend.fourierSums(t, SampleGrid::image(grid), method));
+    return normal ? withNormal(f, normal) : f;
 }
 
 BackendChoice parseBackendChoice(const std::string& s) {

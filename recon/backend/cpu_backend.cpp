@@ -7,12 +7,11 @@
 #include <thread>
 
 #include "recon/backend/backend.hpp"
-#include "recon/backend/solver_record.hpp"
 #include "recon/nufft/fft.hpp"
 #include "recon/nufft/nufft.hpp"
 #include "recon/nufft/spread_kernel.hpp"
 #include "recon/operators/direct_sums.hpp"
-#include "recon/solvers/cg.hpp"
+#include "recon/operators/regularizer.hpp"
 
 namespace recon {
 namespace {
@@ -37,14 +36,37 @@ void fromPrecision(const HostVector<T>& v, ComplexArray& a) {
     for (std::size_t i = 0; i < v.size(); ++i) a[i] = cdouble(v[i]);
 }
 
-// Vector operations for the generic CG on host memory (real scalars only, so
-// no complex multiplies: the loops vectorise).
+// A Vector's storage on this backend: host memory in the working precision.
+template <class T>
+struct HostStorage final : VectorStorage {
+    explicit HostStorage(std::size_t n) : v(n) {}
+    std::size_t size() const override { return v.size(); }
+    HostVector<T> v;
+};
+
+template <class T>
+HostVector<T>& values(Vector& x) {
+    auto* s = dynamic_cast<HostStorage<T>*>(x.storage());
+    if (!s) throw InputError("a vector of another backend or precision was given to the CPU backend");
+    return s->v;
+}
+template <class T>
+const HostVector<T>& values(const Vector& x) {
+    return values<T>(const_cast<Vector&>(x));
+}
+
+struct HostSparse final : SparseStorage {
+    explicit HostSparse(CsrMatrix m) : a(std::move(m)) {}
+    std::int64_t rows() const override { return a.rows; }
+    std::int64_t cols() const override { return a.cols; }
+    CsrMatrix a;
+};
+
+// Vector operations on host memory (real scalars only where possible, so no
+// complex multiplies: the loops vectorise).
 template <class T>
 struct CpuSpace {
     using Vector = HostVector<T>;
-    Vector make(std::size_t n) const { return Vector(n); }
-    void copy(const Vector& a, Vector& b) const { b = a; }
-    void zero(Vector& a) const { std::fill(a.begin(), a.end(), std::complex<T>(0)); }
     std::complex<double> dot(const Vector& a, const Vector& b) const {
         const T* pa = reinterpret_cast<const T*>(a.data());
         const T* pb = reinterpret_cast<const T*>(b.data());
@@ -127,9 +149,10 @@ struct CpuSpace {
 inline int circularIndex(int d, int n2) { return d < 0 ? d + n2 : d; }
 
 template <class T>
-class CpuToeplitz final : public ToeplitzKernel {
+class CpuToeplitz final : public ToeplitzOperator {
 public:
-    CpuToeplitz(const Grid& g, const HostVector<T>& q) : grid_(g), big_(g.doubled()) {
+    CpuToeplitz(VectorSpace& space, const Grid& g, const HostVector<T>& q)
+        : ToeplitzOperator(space, g), big_(g.doubled()) {
         fwd_ = std::make_unique<FftPlan<T>>(big_.n, g.dims, FftDirection::Forward);
         bwd_ = std::make_unique<FftPlan<T>>(big_.n, g.dims, FftDirection::Backward);
         // Q is stored on the 2N grid with difference d = j - N at index j; the
@@ -148,43 +171,11 @@ public:
         for (auto& v : spectrum_) v *= scale;
     }
 
-    const Grid& grid() const override { return grid_; }
-
-    void applyT(const std::complex<T>* x, std::complex<T>* y) const {
-        HostVector<T> work(big_.voxels());
-        const Grid& g = grid_;
-#pragma omp parallel for schedule(static)
-        for (int z = 0; z < g.n[2]; ++z)
-            for (int yy = 0; yy < g.n[1]; ++yy)
-                std::memcpy(static_cast<void*>(&work[big_.index(0, yy, z)]), &x[g.index(0, yy, z)], sizeof(std::complex<T>) * g.n[0]);
-        fwd_->execute(work.data());
-        const std::int64_t n = std::int64_t(work.size());
-        T* pw = reinterpret_cast<T*>(work.data());
-        const T* ps = reinterpret_cast<const T*>(spectrum_.data());
-#pragma omp parallel for simd schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) {
-            T a = pw[2 * i], b = pw[2 * i + 1], c = ps[2 * i], d = ps[2 * i + 1];
-            pw[2 * i] = a * c - b * d;
-            pw[2 * i + 1] = a * d + b * c;
-        }
-        bwd_->execute(work.data());
-#pragma omp parallel for schedule(static)
-        for (int z = 0; z < g.n[2]; ++z)
-            for (int yy = 0; yy < g.n[1]; ++yy)
-                std::memcpy(static_cast<void*>(&y[g.index(0, yy, z)]), &work[big_.index(0, yy, z)], sizeof(std::complex<T>) * g.n[0]);
-    }
-
-    void apply(const ComplexArray& x, ComplexArray& y) const override {
-        HostVector<T> xt = toPrecision<T>(x), yt(x.size());
-        applyT(xt.data(), yt.data());
-        fromPrecision(yt, y);
-    }
-
     ComplexArray q() const override {
         HostVector<T> s = spectrum_;
         bwd_->execute(s.data());  // spectrum_ already carries 1/size
         ComplexArray out(big_.voxels());
-        const Grid& g = grid_;
+        const Grid& g = grid();
         for (int z = 0; z < big_.n[2]; ++z)
             for (int y = 0; y < big_.n[1]; ++y)
                 for (int x = 0; x < big_.n[0]; ++x) {
@@ -197,63 +188,69 @@ public:
     }
 
 private:
-    Grid grid_, big_;
+    void applyForward(const Vector& xv, Vector& yv) const override {
+        const std::complex<T>* x = values<T>(xv).data();
+        std::complex<T>* y = values<T>(yv).data();
+        if (work_.size() != big_.voxels()) work_.resize(big_.voxels());
+        std::fill(work_.begin(), work_.end(), std::complex<T>(0));
+        const Grid& g = grid();
+#pragma omp parallel for schedule(static)
+        for (int z = 0; z < g.n[2]; ++z)
+            for (int yy = 0; yy < g.n[1]; ++yy)
+                std::memcpy(static_cast<void*>(&work_[big_.index(0, yy, z)]), &x[g.index(0, yy, z)], sizeof(std::complex<T>) * g.n[0]);
+        fwd_->execute(work_.data());
+        const std::int64_t n = std::int64_t(work_.size());
+        T* pw = reinterpret_cast<T*>(work_.data());
+        const T* ps = reinterpret_cast<const T*>(spectrum_.data());
+#pragma omp parallel for simd schedule(static)
+        for (std::int64_t i = 0; i < n; ++i) {
+            T a = pw[2 * i], b = pw[2 * i + 1], c = ps[2 * i], d = ps[2 * i + 1];
+            pw[2 * i] = a * c - b * d;
+            pw[2 * i + 1] = a * d + b * c;
+        }
+        bwd_->execute(work_.data());
+#pragma omp parallel for schedule(static)
+        for (int z = 0; z < g.n[2]; ++z)
+            for (int yy = 0; yy < g.n[1]; ++yy)
+                std::memcpy(static_cast<void*>(&y[g.index(0, yy, z)]), &work_[big_.index(0, yy, z)], sizeof(std::complex<T>) * g.n[0]);
+    }
+
+    Grid big_;
     HostVector<T> spectrum_;
+    mutable HostVector<T> work_;  // the 2N grid, kept between products
     std::unique_ptr<FftPlan<T>> fwd_, bwd_;
 };
 
+// The plain Fourier sums on host vectors, exact or by a NUFFT plan made on first use.
 template <class T>
-class CpuSolver final : public IterativeSolver {
+class CpuFourierSums final : public LinearOperator {
 public:
-    using Space = CpuSpace<T>;
-    using Cg = ConjugateGradient<Space>;
-
-    CpuSolver(const SolverSetup& s, std::shared_ptr<const CpuToeplitz<T>> toeplitz)
-        : toeplitz_(std::move(toeplitz)), reg_(s.regularizer), n_(toeplitz_->grid().voxels()),
-          lambda_scale_(s.lambda_scale) {
-        ctx_.data_norm2 = s.data_norm2;
-        ctx_.penalty_weight = s.lambda * s.lambda_scale;
-        ctx_.voxels = n_;
-        std::vector<typename Cg::Term> terms;
-        terms.push_back({"data", 1.0, [this](const HostVector<T>& in, HostVector<T>& out) { toeplitz_->applyT(in.data(), out.data()); }});
-        if (reg_) {
-            terms.push_back({"penalty", ctx_.penalty_weight, [this](const HostVector<T>& in, HostVector<T>& out) {
-                                 reg_->normal.multiply(in.data(), out.data());
-                             }});
-        }
-        HostVector<T> b;
-        if (const auto* host = dynamic_cast<const HostArray*>(s.rhs.get())) {
-            b = toPrecision<T>(host->values());
-        } else {
-            ComplexArray values;
-            s.rhs->toHost(values);
-            b = toPrecision<T>(values);
-        }
-        cg_ = std::make_unique<Cg>(space_, std::move(terms), b, n_);
-        if (s.truth) {
-            ctx_.has_truth = true;
-            ctx_.truth = truthStats(*s.truth);
-            cg_->setReference(toPrecision<T>(*s.truth));
-        }
-        if (s.initial) cg_->setInitial(toPrecision<T>(*s.initial));
-    }
-
-    bool step() override { return cg_->step(); }
-    IterationRecord record() const override { return makeIterationRecord(cg_->stats(), ctx_); }
-    void image(ComplexArray& out) const override { fromPrecision(cg_->solution(), out); }
-    void setLambda(double lambda) override {
-        ctx_.penalty_weight = lambda * lambda_scale_;
-        if (reg_) cg_->setWeight(1, ctx_.penalty_weight);
-    }
+    CpuFourierSums(VectorSpace& space, const Trajectory& t, const SampleGrid& g, bool direct, double tolerance)
+        : LinearOperator(space, g.points(), t.samples(), direct ? "Fourier sums (exact)" : "Fourier sums (NUFFT)"),
+          t_(t), g_(g), direct_(direct), tolerance_(tolerance) {}
 
 private:
-    Space space_;
-    std::shared_ptr<const CpuToeplitz<T>> toeplitz_;
-    std::shared_ptr<const Regularizer> reg_;
-    std::size_t n_;
-    double lambda_scale_;
-    RecordContext ctx_;
-    std::unique_ptr<Cg> cg_;
+    void applyForward(const Vector& x, Vector& y) const override {
+        if (direct_)
+            directForwardSum<T>(t_, values<T>(x).data(), g_, values<T>(y).data());
+        else
+            plan().forward(values<T>(x).data(), values<T>(y).data());
+    }
+    void applyAdjoint(const Vector& y, Vector& x) const override {
+        if (direct_)
+            directAdjointSum<T>(t_, values<T>(y).data(), g_, values<T>(x).data());
+        else
+            plan().adjoint(values<T>(y).data(), values<T>(x).data());
+    }
+    const NufftPlan<T>& plan() const {
+        if (!plan_) plan_ = std::make_unique<NufftPlan<T>>(t_, g_, SpreadKernel::forTolerance(tolerance_));
+        return *plan_;
+    }
+    Trajectory t_;
+    SampleGrid g_;
+    bool direct_;
+    double tolerance_;
+    mutable std::unique_ptr<NufftPlan<T>> plan_;
 };
 
 template <class T>
@@ -277,11 +274,67 @@ public:
     }
     std::string defaultMethod() const override { return "nufft"; }
 
+    // ------------------------------------------------------------ the vector space
+    Vector make(std::size_t n) override { return Vector(std::make_unique<HostStorage<T>>(n)); }
+    void upload(const ComplexArray& host, Vector& v) override {
+        HostVector<T>& d = values<T>(v);
+        if (d.size() != host.size()) throw InputError("upload: " + std::to_string(host.size()) + " values into a vector of " + std::to_string(d.size()));
+        for (std::size_t i = 0; i < host.size(); ++i) d[i] = std::complex<T>(host[i]);
+    }
+    void download(const Vector& v, ComplexArray& host) override { fromPrecision(values<T>(v), host); }
+    void copy(const Vector& from, Vector& to) override { values<T>(to) = values<T>(from); }
+    void copyRange(const Vector& from, std::size_t fo, Vector& to, std::size_t to_offset, std::size_t count) override {
+        const HostVector<T>& a = values<T>(from);
+        HostVector<T>& b = values<T>(to);
+        if (fo + count > a.size() || to_offset + count > b.size()) throw InputError("copyRange: the range lies outside a vector");
+        std::copy(a.begin() + std::ptrdiff_t(fo), a.begin() + std::ptrdiff_t(fo + count), b.begin() + std::ptrdiff_t(to_offset));
+    }
+    void zero(Vector& v) override {
+        HostVector<T>& a = values<T>(v);
+        std::fill(a.begin(), a.end(), std::complex<T>(0));
+    }
+    void scale(cdouble a, Vector& y) override {
+        const std::complex<T> s(a);
+        for (auto& v : values<T>(y)) v *= s;
+    }
+    void axpy(double a, const Vector& x, Vector& y) override { ops_.axpy(a, values<T>(x), values<T>(y)); }
+    void xpby(const Vector& x, double b, Vector& y) override { ops_.xpby(values<T>(x), b, values<T>(y)); }
+    void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) override {
+        std::vector<const HostVector<T>*> h;
+        for (const Vector* x : xs) h.push_back(&values<T>(*x));
+        ops_.combine(w, h, values<T>(y));
+    }
+    void multiply(const Vector& d, const Vector& x, Vector& y, bool conjugate_d) override {
+        const HostVector<T>& dv = values<T>(d);
+        const HostVector<T>& xv = values<T>(x);
+        HostVector<T>& yv = values<T>(y);
+        if (dv.size() != xv.size() || yv.size() != xv.size()) throw InputError("multiply: vectors of different lengths");
+        const std::int64_t n = std::int64_t(xv.size());
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+        for (std::int64_t i = 0; i < n; ++i) yv[i] = (conjugate_d ? std::conj(dv[i]) : dv[i]) * xv[i];
+    }
+    cdouble dot(const Vector& a, const Vector& b) override { return ops_.dot(values<T>(a), values<T>(b)); }
+    std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) override {
+        std::vector<const HostVector<T>*> h;
+        for (const Vector* b : bs) h.push_back(&values<T>(*b));
+        return ops_.dots(values<T>(a), h);
+    }
+    double axpyNorm2(double a, const Vector& x, Vector& y) override { return ops_.axpyNorm2(a, values<T>(x), values<T>(y)); }
+    std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) override { return std::make_shared<HostSparse>(a); }
+    void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) override {
+        const auto* m = dynamic_cast<const HostSparse*>(&a);
+        if (!m) throw InputError("a sparse matrix of another backend was given to the CPU backend");
+        if (values<T>(x).size() != std::size_t(m->a.cols) || values<T>(y).size() != std::size_t(m->a.rows))
+            throw InputError("sparse product: the vectors do not match the matrix");
+        m->a.multiply(values<T>(x).data(), values<T>(y).data());
+    }
+
+    // ------------------------------------------------------------ sums and operators
     // True for the exact sums, false for the NUFFT; any other name is an error.
     static bool isDirect(const FourierMethod& m) {
         if (m.name == "direct") return true;
         if (m.name == "nufft") return false;
-        throw Error("the CPU backend has no Fourier method '" + m.name + "' (it has nufft and direct)");
+        throw InputError("the CPU backend has no Fourier method '" + m.name + "' (it has nufft and direct)");
     }
 
     void adjointSum(const Trajectory& t, const ComplexArray& c, const SampleGrid& g, ComplexArray& out,
@@ -304,34 +357,31 @@ public:
         fromPrecision(ot, out);
     }
 
-    std::shared_ptr<ToeplitzKernel> makeToeplitz(const Grid& g, const Trajectory& t, const std::vector<double>& phi2,
-                                                 const FourierMethod& m, const Progress& progress) override {
-        ComplexArray c(phi2.begin(), phi2.end()), q;
-        adjointSum(t, c, SampleGrid::differences(g), q, m, progress);
-        return std::make_shared<CpuToeplitz<T>>(g, toPrecision<T>(q));
+    LinearOperatorPtr fourierSums(const Trajectory& t, const SampleGrid& g, const FourierMethod& m) override {
+        return std::make_shared<CpuFourierSums<T>>(*this, t, g, isDirect(m), m.tolerance);
     }
 
-    std::unique_ptr<IterativeSolver> makeSolver(const SolverSetup& s) override {
-        auto tk = std::dynamic_pointer_cast<const CpuToeplitz<T>>(s.toeplitz);
-        if (!tk) {
-            // A kernel from another backend or precision: rebuild ours from its Q.
-            const Grid& g = s.toeplitz->grid();
-            tk = std::make_shared<CpuToeplitz<T>>(g, toPrecision<T>(s.toeplitz->q()));
-        }
-        if (!s.rhs || s.rhs->size() != tk->grid().voxels()) throw InputError("solver: F^H d does not match the grid");
-        return std::make_unique<CpuSolver<T>>(s, tk);
+    std::shared_ptr<ToeplitzOperator> makeToeplitz(const Grid& g, const Trajectory& t, const std::vector<double>& phi2,
+                                                   const FourierMethod& m, const Progress& progress) override {
+        ComplexArray c(phi2.begin(), phi2.end()), q;
+        adjointSum(t, c, SampleGrid::differences(g), q, m, progress);
+        return std::make_shared<CpuToeplitz<T>>(*this, g, toPrecision<T>(q));
+    }
+    std::shared_ptr<ToeplitzOperator> toeplitzFromQ(const Grid& g, const ComplexArray& q) override {
+        if (q.size() != g.doubled().voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + g.doubled().describe());
+        return std::make_shared<CpuToeplitz<T>>(*this, g, toPrecision<T>(q));
     }
 
     void grid(const Trajectory& t, const ComplexArray& weighted, const Grid& g, const GriddingOptions& o,
               ComplexArray& image, const Progress& progress) override {
         HostVector<T> ct = toPrecision<T>(weighted), ot(g.voxels());
-        NufftPlan<T>(t, SampleGrid::image(g), SpreadKernel::fromOptions(o), o.deapodize).adjoint(ct.data(), ot.data(), progress);
+        NufftPlan<T>(t, SampleGrid::image(g), griddingKernel(o), o.deapodize).adjoint(ct.data(), ot.data(), progress);
         fromPrecision(ot, image);
     }
 
     std::vector<double> densityCompensation(const Trajectory& t, const Grid& g, const GriddingOptions& o, int iterations,
                                             const Progress& progress) override {
-        const SpreadKernel kernel = SpreadKernel::fromOptions(o);
+        const SpreadKernel kernel = griddingKernel(o);
         NufftPlan<double> plan(t, SampleGrid::image(g), kernel, false);
         const std::size_t M = t.samples();
         std::vector<cdouble> w(M, 1.0), cw(M), fine(plan.fineSize());
@@ -350,6 +400,9 @@ public:
         for (std::size_t m = 0; m < M; ++m) out[m] = w[m].real() * area;
         return out;
     }
+
+private:
+    CpuSpace<T> ops_;
 };
 
 }  // namespace

@@ -19,6 +19,11 @@ struct InputError : Error {
     using Error::Error;
 };
 
+// The numbers stopped being numbers (overflow or NaN in the working precision).
+struct NumericalError : Error {
+    using Error::Error;
+};
+
 // A cancel request took effect; whatever was complete before it is kept by the caller.
 struct Cancelled : Error {
     Cancelled() : Error("cancelled") {}

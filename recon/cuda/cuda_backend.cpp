@@ -16,13 +16,12 @@
 #include <thread>
 #include <type_traits>
 
-#include "recon/backend/solver_record.hpp"
 #include "recon/core/host_memory.hpp"
 #include "recon/cuda/linalg.hpp"
 #include "recon/cuda/nufft_gpu.hpp"
 #include "recon/cuda/tuning.hpp"
 #include "recon/nufft/spread_kernel.hpp"
-#include "recon/solvers/cg.hpp"
+#include "recon/operators/regularizer.hpp"
 
 namespace recon {
 namespace cuda {
@@ -130,13 +129,14 @@ void checkSizes(const Trajectory& t, std::size_t values, const char* what) {
                          " samples");
 }
 
-// A cheap fingerprint of a trajectory, so a NUFFT plan is reused while the trajectory is unchanged.
-std::size_t fingerprint(const Trajectory& t) {
-    std::size_t h = t.k.size() * 1315423911u;
-    for (std::size_t i = 0; i < t.k.size(); i += 7) {
+// A fingerprint of the whole trajectory (every coordinate's bits, FNV-1a), so a
+// NUFFT plan is reused exactly while the trajectory is unchanged.
+std::uint64_t fingerprint(const Trajectory& t) {
+    std::uint64_t h = 1469598103934665603ull ^ t.k.size();
+    for (double v : t.k) {
         std::uint64_t bits;
-        std::memcpy(&bits, &t.k[i], sizeof bits);
-        h ^= bits + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        std::memcpy(&bits, &v, sizeof bits);
+        h = (h ^ bits) * 1099511628211ull;
     }
     return h;
 }
@@ -146,8 +146,16 @@ std::size_t fingerprint(const Trajectory& t) {
 // ---------------------------------------------------------------- Toeplitz
 
 template <class T>
-CudaToeplitz<T>::CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream, ToeplitzFfts ffts)
-    : grid_(grid), stream_(std::move(stream)) {
+std::complex<T>* devicePointer(const Vector& x) {
+    auto* s = dynamic_cast<DeviceStorage<T>*>(x.storage());
+    if (!s) throw InputError("a vector of another backend or precision was given to the CUDA backend");
+    return s->v.data();
+}
+
+template <class T>
+CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream,
+                              ToeplitzFfts ffts)
+    : ToeplitzOperator(space, grid), stream_(std::move(stream)) {
     const cudaStream_t st = stream_->get();
     const Grid big = grid.doubled();
     n_ = grid.n;
@@ -182,12 +190,8 @@ void CudaToeplitz<T>::applyDevice(const C* x, C* y) const {
 }
 
 template <class T>
-void CudaToeplitz<T>::apply(const ComplexArray& x, ComplexArray& y) const {
-    if (x.size() != grid_.voxels()) throw InputError("Toeplitz apply: x has " + std::to_string(x.size()) + " values, not " + grid_.describe());
-    auto dx = uploadArray<T>(x, stream(), "Toeplitz input");
-    DeviceBuffer<C> dy(grid_.voxels(), "Toeplitz output");
-    applyDevice(dx.data(), dy.data());
-    downloadArray(dy, grid_.voxels(), y, stream());
+void CudaToeplitz<T>::applyForward(const Vector& x, Vector& y) const {
+    applyDevice(devicePointer<T>(x), devicePointer<T>(y));
 }
 
 template <class T>
@@ -197,71 +201,19 @@ ComplexArray CudaToeplitz<T>::q() const {
     fft_->inverse(work_.data());
     DeviceBuffer<C> q(work_.size(), "Q");
     halfShift<T>(big_, work_.data(), q.data(), true, stream());
+    check(cudaStreamSynchronize(stream()), "Q");
     ComplexArray out;
     downloadArray(q, q.size(), out, stream());
     return out;
 }
 
-// ---------------------------------------------------------------- arrays left on the device
-
-// F^H d between solves: the solver copies it on the device.
-template <class T>
-class DeviceArray final : public BackendArray {
-public:
-    DeviceArray(DeviceBuffer<std::complex<T>>&& values, std::size_t n, std::shared_ptr<Stream> stream, int device)
-        : values_(std::move(values)), n_(n), stream_(std::move(stream)), device_(device) {}
-    std::size_t size() const override { return n_; }
-    void toHost(ComplexArray& out) const override {
-        DeviceGuard g(device_);
-        downloadArray(values_, n_, out, stream_->get());
-    }
-    const DeviceBuffer<std::complex<T>>& values() const { return values_; }
-
-private:
-    DeviceBuffer<std::complex<T>> values_;
-    std::size_t n_;
-    std::shared_ptr<Stream> stream_;
-    int device_;
-};
-
-// ---------------------------------------------------------------- CG on the device
+// ---------------------------------------------------------------- sparse matrices on the device
 
 template <class T>
-struct DeviceSpace {
-    using Vector = DeviceBuffer<std::complex<T>>;
-    cudaStream_t stream;
-    DeviceReductions* reductions;
-
-    Vector make(std::size_t n) {
-        Vector v(n, "CG vector");
-        vecZero<T>(v.data(), n, stream);
-        return v;
-    }
-    void copy(const Vector& from, Vector& to) { vecCopy<T>(from.data(), to.data(), from.size(), stream); }
-    void zero(Vector& v) { vecZero<T>(v.data(), v.size(), stream); }
-    std::complex<double> dot(const Vector& a, const Vector& b) {
-        return reductions->dot<T>(a.data(), b.data(), a.size(), stream);
-    }
-    std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs) {
-        std::vector<std::complex<double>> out(bs.size());
-        for (std::size_t first = 0; first < bs.size(); first += kMaxDots) {
-            const int count = int(std::min<std::size_t>(kMaxDots, bs.size() - first));
-            std::vector<const std::complex<T>*> p;
-            for (int k = 0; k < count; ++k) p.push_back(bs[first + std::size_t(k)]->data());
-            reductions->dots<T>(a.data(), p.data(), count, a.size(), out.data() + first, stream);
-        }
-        return out;
-    }
-    double axpyNorm2(double a, const Vector& x, Vector& y) {
-        return reductions->axpyNorm2<T>(a, x.data(), y.data(), y.size(), stream);
-    }
-    void axpy(double a, const Vector& x, Vector& y) { vecAxpy<T>(a, x.data(), y.data(), y.size(), stream); }
-    void xpby(const Vector& x, double b, Vector& y) { vecXpby<T>(x.data(), b, y.data(), y.size(), stream); }
-    void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) {
-        std::vector<const std::complex<T>*> p;
-        for (const Vector* v : xs) p.push_back(v->data());
-        vecCombine<T>(int(p.size()), w.data(), p.data(), y.data(), y.size(), stream);
-    }
+struct DeviceSparse final : SparseStorage {
+    std::int64_t rows() const override { return a.rows; }
+    std::int64_t cols() const override { return a.cols; }
+    DeviceCsr<T> a;
 };
 
 template <class T>
@@ -269,98 +221,16 @@ DeviceCsr<T> uploadCsr(const CsrMatrix& a, cudaStream_t s) {
     DeviceCsr<T> d;
     d.rows = a.rows;
     d.cols = a.cols;
-    d.row_ptr = DeviceBuffer<std::int64_t>(a.row_ptr.size(), "regulariser row pointers");
-    d.col = DeviceBuffer<std::int32_t>(std::max<std::size_t>(a.col.size(), 1), "regulariser columns");
-    d.val = DeviceBuffer<T>(std::max<std::size_t>(a.val.size(), 1), "regulariser values");
+    d.row_ptr = DeviceBuffer<std::int64_t>(a.row_ptr.size(), "sparse matrix row pointers");
+    d.col = DeviceBuffer<std::int32_t>(std::max<std::size_t>(a.col.size(), 1), "sparse matrix columns");
+    d.val = DeviceBuffer<T>(std::max<std::size_t>(a.val.size(), 1), "sparse matrix values");
     std::vector<T> v(a.val.begin(), a.val.end());
     d.row_ptr.upload(a.row_ptr.data(), a.row_ptr.size(), s);
     if (!a.col.empty()) d.col.upload(a.col.data(), a.col.size(), s);
     if (!v.empty()) d.val.upload(v.data(), v.size(), s);
-    check(cudaStreamSynchronize(s), "regulariser upload");
+    check(cudaStreamSynchronize(s), "sparse matrix upload");
     return d;
 }
-
-// W^T W on the device; cached by the backend per Regularizer object, so a
-// re-solve (a new lambda, new data) does not upload it again.
-template <class T>
-struct DeviceRegularizer {
-    DeviceCsr<T> normal;
-};
-
-template <class T>
-class CudaSolver final : public IterativeSolver {
-public:
-    using Space = DeviceSpace<T>;
-    using Cg = ConjugateGradient<Space>;
-    using Vec = typename Space::Vector;
-
-    CudaSolver(const SolverSetup& s, std::shared_ptr<const CudaToeplitz<T>> toeplitz,
-               std::shared_ptr<const DeviceRegularizer<T>> reg)
-        : toeplitz_(std::move(toeplitz)), reg_(std::move(reg)), n_(toeplitz_->grid().voxels()),
-          lambda_scale_(s.lambda_scale) {
-        const cudaStream_t st = toeplitz_->stream();
-        check(cudaGetDevice(&device_), "cudaGetDevice");
-        space_ = Space{st, &reductions_};
-        ctx_.data_norm2 = s.data_norm2;
-        ctx_.penalty_weight = s.lambda * s.lambda_scale;
-        ctx_.voxels = n_;
-        std::vector<typename Cg::Term> terms;
-        terms.push_back({"data", 1.0, [this](const Vec& in, Vec& out) { toeplitz_->applyDevice(in.data(), out.data()); }});
-        if (reg_) {
-            if (reg_->normal.rows != std::int64_t(n_))
-                throw InputError("regulariser is for " + std::to_string(reg_->normal.rows) + " voxels, the grid has " +
-                                 std::to_string(n_));
-            terms.push_back({"penalty", ctx_.penalty_weight, [this, st](const Vec& in, Vec& out) {
-                                 csrMultiply<T>(reg_->normal, in.data(), out.data(), st);
-                             }});
-        }
-        // F^H d left on this device in this precision is used where it is; anything else is uploaded.
-        if (const auto* resident = dynamic_cast<const DeviceArray<T>*>(s.rhs.get())) {
-            cg_ = std::make_unique<Cg>(space_, std::move(terms), resident->values(), n_);
-        } else {
-            ComplexArray host;
-            s.rhs->toHost(host);
-            cg_ = std::make_unique<Cg>(space_, std::move(terms), uploadArray<T>(host, st, "F^H d"), n_);
-        }
-        if (s.truth) {
-            if (s.truth->size() != n_) throw InputError("solver: the truth image does not match the grid");
-            ctx_.has_truth = true;
-            ctx_.truth = truthStats(*s.truth);
-            cg_->setReference(uploadArray<T>(*s.truth, st, "truth image"));
-        }
-        if (s.initial) {
-            if (s.initial->size() != n_) throw InputError("solver: the warm-start image does not match the grid");
-            cg_->setInitial(uploadArray<T>(*s.initial, st, "warm start"));
-        }
-    }
-
-    // The caller may step from a worker thread: make this solve's device current there.
-    bool step() override {
-        DeviceGuard g(device_);
-        return cg_->step();
-    }
-    IterationRecord record() const override { return makeIterationRecord(cg_->stats(), ctx_); }
-    void image(ComplexArray& out) const override {
-        DeviceGuard g(device_);
-        downloadArray(cg_->solution(), n_, out, toeplitz_->stream());
-    }
-    void setLambda(double lambda) override {
-        DeviceGuard g(device_);
-        ctx_.penalty_weight = lambda * lambda_scale_;
-        if (reg_) cg_->setWeight(1, ctx_.penalty_weight);
-    }
-
-private:
-    std::shared_ptr<const CudaToeplitz<T>> toeplitz_;
-    std::shared_ptr<const DeviceRegularizer<T>> reg_;
-    std::size_t n_;
-    double lambda_scale_;
-    int device_ = 0;
-    DeviceReductions reductions_;
-    Space space_{};
-    RecordContext ctx_;
-    std::unique_ptr<Cg> cg_;
-};
 
 // ---------------------------------------------------------------- GPU.Multi
 
@@ -421,6 +291,51 @@ template void multiGpuAdjoint<double>(const Trajectory&, const std::vector<std::
 
 namespace {
 
+// The plain Fourier sums on device vectors: a NUFFT plan (made on first use, kept)
+// or one of the exact kernels.
+template <class T>
+class CudaFourierSums final : public LinearOperator {
+public:
+    using C = std::complex<T>;
+    CudaFourierSums(VectorSpace& space, const Trajectory& t, const SampleGrid& g, MethodSpec spec, double tolerance,
+                    std::shared_ptr<Stream> stream, int device)
+        : LinearOperator(space, g.points(), t.samples(), spec.kind == MethodKind::Nufft ? "Fourier sums (GPU NUFFT)"
+                                                                                           : "Fourier sums (GPU exact)"),
+          t_(t), g_(g), spec_(spec), tolerance_(tolerance), stream_(std::move(stream)), device_(device) {
+        if (spec_.kind == MethodKind::Multi) spec_ = {MethodKind::Direct, DirectVersion::Tune};  // one device per operator
+    }
+
+private:
+    void applyForward(const Vector& x, Vector& y) const override {
+        DeviceGuard g(device_);
+        if (spec_.kind == MethodKind::Nufft)
+            plan().forward(devicePointer<T>(x), devicePointer<T>(y));
+        else
+            DirectSum<T>(t_, g_, stream_->get()).forward(spec_.version, devicePointer<T>(x), devicePointer<T>(y));
+    }
+    void applyAdjoint(const Vector& y, Vector& x) const override {
+        DeviceGuard g(device_);
+        if (spec_.kind == MethodKind::Nufft) {
+            plan().adjoint(devicePointer<T>(y), devicePointer<T>(x));
+        } else {
+            TuneParams tp;
+            if (spec_.version == DirectVersion::Tune) tp = tunedParams<T>(device_).best;
+            DirectSum<T>(t_, g_, stream_->get()).adjoint(spec_.version, devicePointer<T>(y), devicePointer<T>(x), tp, 0, g_.points());
+        }
+    }
+    GpuNufft<T>& plan() const {
+        if (!plan_) plan_ = std::make_unique<GpuNufft<T>>(t_, g_, SpreadKernel::forTolerance(tolerance_), true, stream_->get());
+        return *plan_;
+    }
+    Trajectory t_;
+    SampleGrid g_;
+    MethodSpec spec_;
+    double tolerance_;
+    std::shared_ptr<Stream> stream_;
+    int device_;
+    mutable std::unique_ptr<GpuNufft<T>> plan_;
+};
+
 template <class T>
 class CudaBackend final : public Backend {
 public:
@@ -440,6 +355,108 @@ public:
         return i;
     }
     std::vector<MethodInfo> methods() const override { return cudaMethods(); }
+
+    // ------------------------------------------------------------ the vector space (one stream)
+    Vector make(std::size_t n) override {
+        DeviceGuard g(device_);
+        auto v = std::make_unique<DeviceStorage<T>>(n, "vector");
+        vecZero<T>(v->v.data(), n, s());
+        return Vector(std::move(v));
+    }
+    void upload(const ComplexArray& host, Vector& v) override {
+        DeviceGuard g(device_);
+        if (v.size() != host.size()) throw InputError("upload: " + std::to_string(host.size()) + " values into a vector of " + std::to_string(v.size()));
+        auto d = uploadArray<T>(host, s(), "upload");
+        vecCopy<T>(d.data(), devicePointer<T>(v), host.size(), s());
+        check(cudaStreamSynchronize(s()), "upload");  // d is freed on return
+    }
+    void download(const Vector& v, ComplexArray& host) override {
+        DeviceGuard g(device_);
+        downloadArray(dynamic_cast<DeviceStorage<T>&>(*v.storage()).v, v.size(), host, s());
+    }
+    void copy(const Vector& from, Vector& to) override {
+        DeviceGuard g(device_);
+        if (from.size() != to.size()) throw InputError("copy: vectors of different lengths");
+        vecCopy<T>(devicePointer<T>(from), devicePointer<T>(to), from.size(), s());
+    }
+    void copyRange(const Vector& from, std::size_t fo, Vector& to, std::size_t to_offset, std::size_t count) override {
+        DeviceGuard g(device_);
+        if (fo + count > from.size() || to_offset + count > to.size()) throw InputError("copyRange: the range lies outside a vector");
+        vecCopy<T>(devicePointer<T>(from) + fo, devicePointer<T>(to) + to_offset, count, s());
+    }
+    void zero(Vector& v) override {
+        DeviceGuard g(device_);
+        vecZero<T>(devicePointer<T>(v), v.size(), s());
+    }
+    void scale(cdouble a, Vector& y) override {
+        DeviceGuard g(device_);
+        vecScaleComplex<T>(a, devicePointer<T>(y), y.size(), s());
+    }
+    void axpy(double a, const Vector& x, Vector& y) override {
+        DeviceGuard g(device_);
+        vecAxpy<T>(a, devicePointer<T>(x), devicePointer<T>(y), y.size(), s());
+    }
+    void xpby(const Vector& x, double b, Vector& y) override {
+        DeviceGuard g(device_);
+        vecXpby<T>(devicePointer<T>(x), b, devicePointer<T>(y), y.size(), s());
+    }
+    void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) override {
+        DeviceGuard g(device_);
+        // kMaxCombine terms per launch; the rest are added on.
+        for (std::size_t first = 0; first < xs.size(); first += kMaxCombine) {
+            const int k = int(std::min<std::size_t>(kMaxCombine, xs.size() - first));
+            std::vector<const C*> p;
+            std::vector<double> wk(w.begin() + std::ptrdiff_t(first), w.begin() + std::ptrdiff_t(first) + k);
+            for (int j = 0; j < k; ++j) p.push_back(devicePointer<T>(*xs[first + std::size_t(j)]));
+            if (first == 0) {
+                vecCombine<T>(k, wk.data(), p.data(), devicePointer<T>(y), y.size(), s());
+            } else {
+                for (int j = 0; j < k; ++j) vecAxpy<T>(wk[std::size_t(j)], p[std::size_t(j)], devicePointer<T>(y), y.size(), s());
+            }
+        }
+    }
+    void multiply(const Vector& d, const Vector& x, Vector& y, bool conjugate_d) override {
+        DeviceGuard g(device_);
+        if (d.size() != x.size() || y.size() != x.size()) throw InputError("multiply: vectors of different lengths");
+        vecMultiply<T>(devicePointer<T>(d), devicePointer<T>(x), devicePointer<T>(y), conjugate_d, x.size(), s());
+    }
+    cdouble dot(const Vector& a, const Vector& b) override {
+        DeviceGuard g(device_);
+        return reductions().dot<T>(devicePointer<T>(a), devicePointer<T>(b), a.size(), s());
+    }
+    std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) override {
+        DeviceGuard g(device_);
+        std::vector<cdouble> out(bs.size());
+        for (std::size_t first = 0; first < bs.size(); first += kMaxDots) {
+            const int count = int(std::min<std::size_t>(kMaxDots, bs.size() - first));
+            std::vector<const C*> p;
+            for (int k = 0; k < count; ++k) p.push_back(devicePointer<T>(*bs[first + std::size_t(k)]));
+            reductions().dots<T>(devicePointer<T>(a), p.data(), count, a.size(), out.data() + first, s());
+        }
+        return out;
+    }
+    double axpyNorm2(double a, const Vector& x, Vector& y) override {
+        DeviceGuard g(device_);
+        return reductions().axpyNorm2<T>(a, devicePointer<T>(x), devicePointer<T>(y), y.size(), s());
+    }
+    std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) override {
+        DeviceGuard g(device_);
+        auto d = std::make_shared<DeviceSparse<T>>();
+        d->a = uploadCsr<T>(a, s());
+        return d;
+    }
+    void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) override {
+        DeviceGuard g(device_);
+        const auto* m = dynamic_cast<const DeviceSparse<T>*>(&a);
+        if (!m) throw InputError("a sparse matrix of another backend was given to the CUDA backend");
+        if (x.size() != std::size_t(m->a.cols) || y.size() != std::size_t(m->a.rows))
+            throw InputError("sparse product: the vectors do not match the matrix");
+        csrMultiply<T>(m->a, devicePointer<T>(x), devicePointer<T>(y), s());
+    }
+    void synchronize() override {
+        DeviceGuard g(device_);
+        check(cudaStreamSynchronize(s()), "synchronize");
+    }
     // The NUFFT at its default tolerance (1e-6) is orders of magnitude faster than any exact
     // sum and its error (~1e-6 relative, measured in the benchmark) is far below what an image shows.
     std::string defaultMethod() const override { return "nufft"; }
@@ -453,14 +470,15 @@ public:
         }, [&](Backend& cpu) { cpu.adjointSum(t, c, g, out, cpuMethod(m), progress); });
     }
 
-    std::shared_ptr<const BackendArray> adjointOnBackend(const Trajectory& t, const ComplexArray& c, const SampleGrid& g,
-                                                         const FourierMethod& m, const Progress& progress) override {
+    // Out of device memory here is the caller's to handle (an F^H d in host memory cannot serve a device solve).
+    std::shared_ptr<const Vector> adjointOnBackend(const Trajectory& t, const ComplexArray& c, const SampleGrid& g,
+                                                   const FourierMethod& m, const Progress& progress) override {
         checkSizes(t, c.size(), "adjoint sum");
-        std::shared_ptr<const BackendArray> result;
-        withCpuFallback("adjoint sum", [&] {
-            result = std::make_shared<DeviceArray<T>>(adjointDevice(t, c, g, m, progress), g.points(), stream_, device_);
-        }, [&](Backend& cpu) { result = cpu.adjointOnBackend(t, c, g, cpuMethod(m), progress); });
-        return result;
+        return std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(adjointDevice(t, c, g, m, progress)));
+    }
+
+    LinearOperatorPtr fourierSums(const Trajectory& t, const SampleGrid& g, const FourierMethod& m) override {
+        return std::make_shared<CudaFourierSums<T>>(*this, t, g, parseMethod(m.name), m.tolerance, stream_, device_);
     }
 
     void forwardSum(const Trajectory& t, const ComplexArray& f, const SampleGrid& g, ComplexArray& out,
@@ -483,36 +501,18 @@ public:
         }, [&](Backend& cpu) { cpu.forwardSum(t, f, g, out, cpuMethod(m), progress); });
     }
 
-    std::shared_ptr<ToeplitzKernel> makeToeplitz(const Grid& grid, const Trajectory& t, const std::vector<double>& phi2,
-                                                 const FourierMethod& m, const Progress& progress) override {
+    std::shared_ptr<ToeplitzOperator> makeToeplitz(const Grid& grid, const Trajectory& t, const std::vector<double>& phi2,
+                                                   const FourierMethod& m, const Progress& progress) override {
         checkSizes(t, phi2.size(), "Toeplitz weights");
-        std::shared_ptr<ToeplitzKernel> result;
-        withCpuFallback("Q", [&] {
-            DeviceGuard dg(device_);
-            ComplexArray c(phi2.begin(), phi2.end());
-            DeviceBuffer<C> q = adjointDevice(t, c, SampleGrid::differences(grid), m, progress);
-            result = std::make_shared<CudaToeplitz<T>>(grid, std::move(q), stream_);
-        }, [&](Backend& cpu) { result = cpu.makeToeplitz(grid, t, phi2, cpuMethod(m), progress); });
-        return result;
-    }
-
-    std::unique_ptr<IterativeSolver> makeSolver(const SolverSetup& setup) override {
-        if (!setup.toeplitz) throw InputError("solver: no Toeplitz kernel");
-        if (!setup.rhs || setup.rhs->size() != setup.toeplitz->grid().voxels())
-            throw InputError("solver: F^H d does not match the grid");
         DeviceGuard dg(device_);
-        auto tk = std::dynamic_pointer_cast<const CudaToeplitz<T>>(setup.toeplitz);
-        std::unique_ptr<IterativeSolver> solver;
-        withCpuFallback("CG", [&] {
-            if (!tk) {
-                // A kernel from another backend or precision: rebuild ours from its Q.
-                const Grid& g = setup.toeplitz->grid();
-                auto q = uploadArray<T>(setup.toeplitz->q(), s(), "Q");
-                tk = std::make_shared<CudaToeplitz<T>>(g, std::move(q), stream_);
-            }
-            solver = std::make_unique<CudaSolver<T>>(setup, tk, deviceRegularizer(setup.regularizer));
-        }, [&](Backend& cpu) { solver = cpu.makeSolver(setup); });
-        return solver;
+        ComplexArray c(phi2.begin(), phi2.end());
+        DeviceBuffer<C> q = adjointDevice(t, c, SampleGrid::differences(grid), m, progress);
+        return std::make_shared<CudaToeplitz<T>>(*this, grid, std::move(q), stream_);
+    }
+    std::shared_ptr<ToeplitzOperator> toeplitzFromQ(const Grid& grid, const ComplexArray& q) override {
+        DeviceGuard dg(device_);
+        if (q.size() != grid.doubled().voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + grid.doubled().describe());
+        return std::make_shared<CudaToeplitz<T>>(*this, grid, uploadArray<T>(q, s(), "Q"), stream_);
     }
 
     void grid(const Trajectory& t, const ComplexArray& weighted, const Grid& g, const GriddingOptions& o,
@@ -520,7 +520,7 @@ public:
         checkSizes(t, weighted.size(), "gridding");
         withCpuFallback("gridding", [&] {
             DeviceGuard dg(device_);
-            GpuNufft<T>& plan = nufftPlan(t, SampleGrid::image(g), SpreadKernel::fromOptions(o), o.deapodize);
+            GpuNufft<T>& plan = nufftPlan(t, SampleGrid::image(g), griddingKernel(o), o.deapodize);
             auto dc = uploadArray<T>(weighted, s(), "gridding input");
             DeviceBuffer<C> dout(g.voxels(), "gridded image");
             plan.adjoint(dc.data(), dout.data());
@@ -535,7 +535,7 @@ public:
         withCpuFallback("density compensation", [&] {
             DeviceGuard dg(device_);
             // Float64 like the CPU's: the fixed point divides by sums of many weights.
-            const SpreadKernel kernel = SpreadKernel::fromOptions(o);
+            const SpreadKernel kernel = griddingKernel(o);
             GpuNufft<double> plan(t, SampleGrid::image(g), kernel, false, s());
             const std::size_t M = t.samples();
             std::vector<cdouble> w(M, 1.0), cw(M);
@@ -593,34 +593,28 @@ private:
         return out;
     }
 
-    std::shared_ptr<const DeviceRegularizer<T>> deviceRegularizer(const std::shared_ptr<const Regularizer>& r) {
-        if (!r) return nullptr;
-        if (regDevice_ && regKey_.lock() == r) return regDevice_;
-        regDevice_.reset();
-        auto d = std::make_shared<DeviceRegularizer<T>>();
-        d->normal = uploadCsr<T>(r->normal, s());
-        regKey_ = r;
-        regDevice_ = d;
-        return d;
+    DeviceReductions& reductions() {
+        if (!reductions_) reductions_ = std::make_unique<DeviceReductions>();
+        return *reductions_;
     }
 
     // Two cached plans (the image grid's and Q's 2N grid): gridding, density
     // compensation and repeated sums on one trajectory reuse the sort and the cuFFT plan.
     struct CachedPlan {
         std::unique_ptr<GpuNufft<T>> plan;
-        std::size_t fingerprint = 0;
+        std::uint64_t fingerprint = 0;
         SampleGrid grid;
         SpreadKernel kernel;
         bool deapodize = false;
         std::uint64_t used = 0;
-        bool matches(std::size_t fp, const SampleGrid& g, const SpreadKernel& k, bool d) const {
+        bool matches(std::uint64_t fp, const SampleGrid& g, const SpreadKernel& k, bool d) const {
             return plan && fingerprint == fp && grid.dims == g.dims && grid.size == g.size && grid.spacing == g.spacing &&
                    kernel.kind == k.kind && kernel.width == k.width && kernel.beta == k.beta && kernel.sigma == k.sigma &&
                    deapodize == d;
         }
     };
     GpuNufft<T>& nufftPlan(const Trajectory& t, const SampleGrid& g, const SpreadKernel& k, bool deapodize) {
-        const std::size_t fp = fingerprint(t);
+        const std::uint64_t fp = fingerprint(t);
         for (auto& c : plans_)
             if (c.matches(fp, g, k, deapodize)) {
                 c.used = ++clock_;
@@ -644,7 +638,6 @@ private:
             gpu();
         } catch (const OutOfMemory& e) {
             for (auto& c : plans_) c.plan.reset();
-            regDevice_.reset();
             std::fprintf(stderr, "reconstudio: %s on %s: %s; falling back to the CPU backend\n", what,
                          props_.name.c_str(), e.what());
             if (!cpu_) cpu_ = createCpuBackend(std::is_same_v<T, float> ? Precision::Single : Precision::Double);
@@ -656,9 +649,8 @@ private:
     DeviceProps props_;
     std::shared_ptr<Stream> stream_;
     CachedPlan plans_[2];
-    std::weak_ptr<const Regularizer> regKey_;
-    std::shared_ptr<const DeviceRegularizer<T>> regDevice_;
     std::uint64_t clock_ = 0;
+    std::unique_ptr<DeviceReductions> reductions_;
     std::unique_ptr<Backend> cpu_;
 };
 
@@ -666,6 +658,8 @@ private:
 
 template class CudaToeplitz<float>;
 template class CudaToeplitz<double>;
+template std::complex<float>* devicePointer<float>(const Vector&);
+template std::complex<double>* devicePointer<double>(const Vector&);
 
 }  // namespace cuda
 

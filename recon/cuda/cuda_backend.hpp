@@ -34,16 +34,26 @@ std::vector<MethodInfo> cudaMethods();
 // remain for the benchmark's comparison and the tests.
 enum class ToeplitzFfts { Full, Pruned, Fused };
 
+// A Vector's storage on the CUDA backend: a device array in the working precision.
+template <class T>
+struct DeviceStorage final : VectorStorage {
+    DeviceStorage(std::size_t n, const char* what) : v(n, what) {}
+    explicit DeviceStorage(DeviceBuffer<std::complex<T>>&& b) : v(std::move(b)) {}
+    std::size_t size() const override { return v.size(); }
+    DeviceBuffer<std::complex<T>> v;
+};
+// The device array behind a Vector of this backend (InputError for another backend's vector).
+template <class T>
+std::complex<T>* devicePointer(const Vector& x);
+
 // F^H F through the Toeplitz embedding: FFT(Kcirc) / (2N)^d resident on the device.
 template <class T>
-class CudaToeplitz final : public ToeplitzKernel {
+class CudaToeplitz final : public ToeplitzOperator {
 public:
     using C = std::complex<T>;
     // Takes Q (on grid.doubled(), device memory) and turns it into the spectrum in place.
-    CudaToeplitz(const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream,
+    CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream,
                  ToeplitzFfts ffts = ToeplitzFfts::Fused);
-    const Grid& grid() const override { return grid_; }
-    void apply(const ComplexArray& x, ComplexArray& y) const override;
     ComplexArray q() const override;
     // y = F^H F x on device arrays of grid().voxels(), on the backend's stream.
     void applyDevice(const C* x, C* y) const;
@@ -52,7 +62,7 @@ public:
     const std::shared_ptr<Stream>& sharedStream() const { return stream_; }
 
 private:
-    Grid grid_;
+    void applyForward(const Vector& x, Vector& y) const override;
     std::array<int, 3> n_{1, 1, 1}, big_{1, 1, 1};
     std::shared_ptr<Stream> stream_;
     DeviceBuffer<C> spectrum_;

@@ -77,6 +77,26 @@ __global__ void multiplyRealKernel(const S* w, const V* x, V* y, std::size_t n) 
     }
 }
 
+template <class V, class S>
+__global__ void scaleComplexKernel(S re, S im, V* y, std::size_t n) {
+    std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+    if (i < n) {
+        const V v = y[i];
+        y[i].x = re * v.x - im * v.y;
+        y[i].y = re * v.y + im * v.x;
+    }
+}
+template <class V>
+__global__ void multiplyKernel(const V* d, const V* x, V* y, bool conjugate, std::size_t n) {
+    std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+    if (i < n) {
+        const V a = d[i], b = x[i];
+        const auto ai = conjugate ? -a.y : a.y;
+        y[i].x = a.x * b.x - ai * b.y;
+        y[i].y = a.x * b.y + ai * b.x;
+    }
+}
+
 // The end of a float64 reduction of `count` (<= R) values per thread: warp
 // shuffles, one partial per block, and the last block to finish (counted by an
 // atomic) sums the partials in a fixed order (deterministic) and writes the
@@ -250,6 +270,18 @@ void vecScale(double a, DComplex<T>* y, std::size_t n, cudaStream_t s) {
     checkLaunch("scale");
 }
 template <class T>
+void vecScaleComplex(std::complex<double> a, DComplex<T>* y, std::size_t n, cudaStream_t s) {
+    if (n == 0) return;
+    scaleComplexKernel<<<blocksFor(n), kThreads, 0, s>>>(T(a.real()), T(a.imag()), dev(y), n);
+    checkLaunch("scaleComplex");
+}
+template <class T>
+void vecMultiply(const DComplex<T>* d, const DComplex<T>* x, DComplex<T>* y, bool conjugate, std::size_t n, cudaStream_t s) {
+    if (n == 0) return;
+    multiplyKernel<<<blocksFor(n), kThreads, 0, s>>>(dev(d), dev(x), dev(y), conjugate, n);
+    checkLaunch("multiply");
+}
+template <class T>
 void vecCombine(int k, const double* w, const DComplex<T>* const* xs, DComplex<T>* y, std::size_t n, cudaStream_t s) {
     if (k < 1 || k > kMaxCombine) throw Error("vecCombine takes 1.." + std::to_string(kMaxCombine) + " terms");
     CombineArgs<cx_t<T>, T> a{};
@@ -352,6 +384,9 @@ void halfShift(std::array<int, 3> big, const DComplex<T>* in, DComplex<T>* out, 
     template void vecCombine<T>(int, const double*, const DComplex<T>* const*, DComplex<T>*, std::size_t,             \
                                 cudaStream_t);                                                                        \
     template void vecMultiplyReal<T>(const T*, const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t);         \
+    template void vecScaleComplex<T>(std::complex<double>, DComplex<T>*, std::size_t, cudaStream_t);                 \
+    template void vecMultiply<T>(const DComplex<T>*, const DComplex<T>*, DComplex<T>*, bool, std::size_t,            \
+                                 cudaStream_t);                                                                       \
     template void DeviceReductions::dots<T>(const DComplex<T>*, const DComplex<T>* const*, int, std::size_t,         \
                                             std::complex<double>*, cudaStream_t);                                    \
     template double DeviceReductions::axpyNorm2<T>(double, const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t); \

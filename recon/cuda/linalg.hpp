@@ -26,6 +26,11 @@ template <class T>
 void vecXpby(const DComplex<T>* x, double b, DComplex<T>* y, std::size_t n, cudaStream_t s);  // y = x + b y
 template <class T>
 void vecScale(double a, DComplex<T>* y, std::size_t n, cudaStream_t s);                       // y *= a
+template <class T>
+void vecScaleComplex(std::complex<double> a, DComplex<T>* y, std::size_t n, cudaStream_t s);  // y *= a
+// y = d .* x, or conj(d) .* x; y may be x.
+template <class T>
+void vecMultiply(const DComplex<T>* d, const DComplex<T>* x, DComplex<T>* y, bool conjugate, std::size_t n, cudaStream_t s);
 // y = sum_i w[i] xs[i], up to kMaxCombine terms.
 inline constexpr int kMaxCombine = 4;
 template <class T>

@@ -20,7 +20,7 @@
 #include "recon/core/conventions.hpp"
 #include "recon/core/dataset.hpp"
 #include "recon/core/types.hpp"
-#include "recon/session/reconstruction.hpp"
+#include "recon/core/iteration_record.hpp"
 
 namespace recon {
 

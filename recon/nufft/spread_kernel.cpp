@@ -132,18 +132,6 @@ SpreadKernel SpreadKernel::forTolerance(double tolerance) {
     return expSemicircle(2.0, std::clamp(w, 2, 16));
 }
 
-SpreadKernel SpreadKernel::fromOptions(const GriddingOptions& o) {
-    switch (o.kernel) {
-        case SpreadKernelKind::Linear: {
-            SpreadKernel k = linear();
-            k.sigma = o.oversampling;
-            return k;
-        }
-        case SpreadKernelKind::KaiserBessel: return kaiserBessel(o.oversampling, o.width);
-        case SpreadKernelKind::ExpSemicircle: return expSemicircle(o.oversampling, o.width);
-    }
-    return linear();
-}
 
 int oversampledLength(int S, double sigma) {
     if (S <= 1) return 1;

@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "recon/backend/backend.hpp"
 
 namespace recon {
+
+// Kernel used to spread samples onto a grid: by the NUFFT (chosen from its
+// tolerance) and by gridding (chosen by the user).
+enum class SpreadKernelKind { KaiserBessel, ExpSemicircle, Linear };
 
 struct SpreadKernel {
     SpreadKernelKind kind = SpreadKernelKind::ExpSemicircle;
@@ -35,7 +38,6 @@ struct SpreadKernel {
     // W = ceil(log10(1/tol)) + 2, from 2 to 16 (one more than Barnett et al.'s
     // rule, which measured 1.2-2.7x the tolerance here; this meets it).
     static SpreadKernel forTolerance(double tolerance);
-    static SpreadKernel fromOptions(const GriddingOptions& o);
 };
 
 // Oversampled FFT length for an axis of S points: >= sigma*S, even, with small prime factors.

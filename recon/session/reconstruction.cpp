@@ -33,7 +33,7 @@ void toImageUnits(ComplexArray& img, const Grid& g) {
 }  // namespace
 
 ReconstructionSession::ReconstructionSession(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {
-    if (!backend_) throw std::invalid_argument("ReconstructionSession needs a backend");
+    if (!backend_) throw Error("ReconstructionSession needs a backend");
 }
 
 void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
@@ -43,7 +43,9 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     density_.clear();
     fhd_.clear();
     toeplitz_.clear();
+    fourier_.clear();
     regularizer_.reset();
+    resident_ = {};
 }
 
 const Dataset& ReconstructionSession::dataset() const {
@@ -144,8 +146,8 @@ GriddingResult ReconstructionSession::gridWith(const GriddingOptions& opts, Dens
     return r;
 }
 
-std::shared_ptr<const BackendArray> ReconstructionSession::adjointData(int coil, const FourierMethod& method,
-                                                                       const Progress& progress) {
+std::shared_ptr<const Vector> ReconstructionSession::adjointData(int coil, const FourierMethod& method,
+                                                                 const Progress& progress) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(method);
     const std::string key = methodKey(m);
@@ -166,7 +168,7 @@ std::shared_ptr<const BackendArray> ReconstructionSession::adjointData(int coil,
     return out;
 }
 
-std::shared_ptr<const ToeplitzKernel> ReconstructionSession::toeplitz(const FourierMethod& method, const Progress& progress) {
+std::shared_ptr<const ToeplitzOperator> ReconstructionSession::toeplitz(const FourierMethod& method, const Progress& progress) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(method);
     const std::string key = methodKey(m);
@@ -177,86 +179,113 @@ std::shared_ptr<const ToeplitzKernel> ReconstructionSession::toeplitz(const Four
     }
     std::vector<double> phi2 = phiValues();
     for (auto& p : phi2) p *= p;
-    auto tk = backend_->makeToeplitz(d.grid, d.trajectory, phi2, m, progress);
+    std::shared_ptr<const ToeplitzOperator> tk = backend_->makeToeplitz(d.grid, d.trajectory, phi2, m, progress);
     std::lock_guard<std::mutex> lock(mutex_);
     toeplitz_[key] = tk;
     return tk;
 }
 
+LinearOperatorPtr ReconstructionSession::fourierOperator(const FourierMethod& method, const Progress& progress) {
+    const Dataset& d = dataset();
+    const FourierMethod m = resolve(method);
+    const std::string key = methodKey(m);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = fourier_.find(key);
+        if (it != fourier_.end()) return it->second;
+    }
+    LinearOperatorPtr f = recon::fourierOperator(*backend_, d.trajectory, d.grid, phiValues(), m, toeplitz(m, progress));
+    std::lock_guard<std::mutex> lock(mutex_);
+    fourier_[key] = f;
+    return f;
+}
+
+LinearOperatorPtr ReconstructionSession::regularizerOperator(const SolveOptions& opts) {
+    const Dataset& d = dataset();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (regularizer_ && regularizer_kind_ == opts.regularizer) return regularizer_;
+    }
+    const ComplexArray* ref = d.hasReference() ? &d.reference : nullptr;
+    if (opts.regularizer == RegularizerKind::AnatomicalFiniteDifference && !ref)
+        throw InputError("the anatomically weighted regulariser needs a reference image; this data set has none");
+    const Regularizer reg = makeRegularizer(opts.regularizer, d.grid, ref, opts.anatomical);
+    LinearOperatorPtr op = sparseMatrix(*backend_, reg.w, &reg.normal, "W (" + toString(opts.regularizer) + ")");
+    std::lock_guard<std::mutex> lock(mutex_);
+    regularizer_ = op;
+    regularizer_kind_ = opts.regularizer;
+    return op;
+}
+
 SolveResult ReconstructionSession::solve(const SolveOptions& opts, const IterationObserver& observer,
-                                         const std::atomic<bool>* cancel, const ComplexArray* warm,
-                                         const std::function<void(const std::string&, double)>& phase) {
+                                         const std::atomic<bool>* cancel, const ComplexArray* warm) {
+    CallbackMonitor monitor(observer, cancel);
+    return solve(opts, monitor, warm);
+}
+
+SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
     if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
     if (!(opts.lambda >= 0) || !std::isfinite(opts.lambda)) throw InputError("lambda must be a finite number >= 0");
     const FourierMethod m = resolve(opts.method);
-    auto progressFor = [&](const std::string& name) {
-        Progress p;
-        p.cancel = cancel;
-        if (phase) p.report = [&phase, name](double f) { phase(name, f); };
-        return p;
-    };
 
     SolveResult result;
     result.method = methodKey(m);
     result.lambda = opts.lambda;
     result.lambda_scale = lambdaScale();
+    const double penalty_weight = opts.lambda * result.lambda_scale;
+    if (!std::isfinite(penalty_weight))
+        throw InputError("lambda * s overflows: lambda = " + std::to_string(opts.lambda) + " is too large");
 
-    auto tk = toeplitz(m, progressFor("Q"));
-    std::shared_ptr<const Regularizer> reg;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (regularizer_ && regularizer_kind_ == opts.regularizer) reg = regularizer_;
-    }
-    if (!reg && opts.lambda > 0) {
-        const ComplexArray* ref = d.hasReference() ? &d.reference : nullptr;
-        if (opts.regularizer == RegularizerKind::AnatomicalFiniteDifference && !ref)
-            throw InputError("the anatomically weighted regulariser needs a reference image; this data set has none");
-        reg = std::make_shared<Regularizer>(makeRegularizer(opts.regularizer, d.grid, ref, opts.anatomical));
-        std::lock_guard<std::mutex> lock(mutex_);
-        regularizer_ = reg;
-        regularizer_kind_ = opts.regularizer;
-    }
+    LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
+    // The penalty term stays in a resident solve once it is there (weight 0 for lambda = 0).
+    const std::string key = result.method + " | " + toString(opts.regularizer);
+    const bool continue_resident = opts.warm_start && d.coils == 1 && resident_.cg && resident_.key == key;
+    LinearOperatorPtr reg = (opts.lambda > 0 || continue_resident) ? regularizerOperator(opts) : nullptr;
 
-    std::vector<ComplexArray> coil_images;
-    const auto t0 = Clock::now();
-    for (int c = 0; c < d.coils && !result.cancelled; ++c) {
-        SolverSetup setup;
-        setup.toeplitz = tk;
-        setup.rhs = adjointData(c, m, progressFor("F^H d"));
+    auto makeSolver = [&](int c) {
+        std::vector<NormalTerm> terms{{"data", 1.0, fourier}};
+        if (reg) terms.push_back({"penalty", penalty_weight, reg});
         double dn = 0;
         for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
-        setup.data_norm2 = dn;
-        setup.regularizer = opts.lambda > 0 ? reg : nullptr;
-        setup.lambda = opts.lambda;
-        setup.lambda_scale = result.lambda_scale;
-        setup.truth = d.coils == 1 && d.hasTruth() ? &d.truth : nullptr;
-        setup.initial = (d.coils == 1 && warm && warm->size() == d.grid.voxels()) ? warm : nullptr;
-        auto solver = backend_->makeSolver(setup);
+        auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), *adjointData(c, m, monitor.progress(Phase::AdjointData)), dn);
+        if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
+        return cg;
+    };
 
-        const auto tc = Clock::now();
-        ComplexArray snapshot;
-        bool snapshotIsCurrent = false;
-        std::vector<IterationRecord> history;
-        for (int it = 1; it <= opts.iterations; ++it) {
-            if (cancel && cancel->load()) {
-                result.cancelled = true;
-                break;
-            }
-            if (!solver->step()) break;
-            IterationRecord rec = solver->record();
-            rec.seconds = secondsSince(tc);
-            history.push_back(rec);
-            const bool last = it == opts.iterations || (opts.tolerance > 0 && rec.residual < opts.tolerance);
-            const bool snap = last || (opts.snapshot_every > 0 && it % opts.snapshot_every == 0);
-            if (snap) solver->image(snapshot);  // the same host array each time: no fresh pages to fault in
-            snapshotIsCurrent = snap;
-            if (observer) observer(c, rec, snap ? &snapshot : nullptr);
-            if (last) break;
+    RunOptions run;
+    run.iterations = opts.iterations;
+    run.tolerance = opts.tolerance;
+    run.snapshot_every = opts.snapshot_every;
+    std::vector<ComplexArray> coil_images;
+    const auto t0 = Clock::now();
+    for (int c = 0; c < d.coils; ++c) {
+        std::unique_ptr<NormalEquationsCg> owned;
+        NormalEquationsCg* cg = nullptr;
+        if (c == 0 && continue_resident) {
+            cg = resident_.cg.get();
+            if (cg->terms() > 1) cg->setWeight(1, penalty_weight);
+            result.warm_started = true;
+        } else {
+            owned = makeSolver(c);
+            cg = owned.get();
+            if (d.coils == 1 && warm && warm->size() == d.grid.voxels()) cg->setInitial(*warm);
         }
-        if (!snapshotIsCurrent) solver->image(snapshot);
-        coil_images.push_back(std::move(snapshot));
-        result.history = std::move(history);
+        RunResult r = runIterations(*cg, run, monitor, c);
+        result.history = std::move(r.history);
+        coil_images.push_back(std::move(r.image));
+        if (d.coils == 1) {
+            const int before = continue_resident ? resident_.total_iterations : 0;
+            if (owned) resident_ = {key, std::move(owned), 0};
+            resident_.total_iterations = before + int(result.history.size());
+            result.total_iterations = resident_.total_iterations;
+        } else {
+            result.total_iterations = int(result.history.size());
+        }
+        if (r.cancelled()) {
+            result.cancelled = true;
+            break;
+        }
     }
     result.seconds = secondsSince(t0);
     if (coil_images.size() == 1) {
@@ -282,6 +311,7 @@ std::string ReconstructionSession::cacheStatus() const {
     std::vector<std::string> parts;
     for (const auto& [k, v] : toeplitz_) parts.push_back("Q (" + k + ")");
     for (const auto& [k, v] : fhd_) parts.push_back("F^H d (" + k + ")");
+    if (resident_.cg) parts.push_back("solver (" + std::to_string(resident_.total_iterations) + " iterations since a cold start)");
     for (const auto& [k, v] : density_) parts.push_back("density weights (" + toString(k) + ")");
     if (parts.empty()) return "nothing cached";
     std::string s = "cached: ";

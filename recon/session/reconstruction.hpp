@@ -18,6 +18,8 @@
 #include "recon/core/dataset.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/operators/regularizer.hpp"
+#include "recon/solvers/monitor.hpp"
+#include "recon/solvers/normal_cg.hpp"
 
 namespace recon {
 
@@ -29,6 +31,10 @@ struct SolveOptions {
     int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
     FourierMethod method{"", 1e-6};  // empty name: the backend's default
     AnatomicalOptions anatomical;
+    // Continue from the session's last iterate, kept on the backend, with this lambda: the
+    // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
+    // same settings and data always give the same image.
+    bool warm_start = false;
 };
 
 // Called after every CG iteration, on the thread that called solve(). `snapshot`
@@ -37,10 +43,30 @@ struct SolveOptions {
 using IterationObserver =
     std::function<void(int coil, const IterationRecord& record, const ComplexArray* snapshot)>;
 
+// A Monitor from callbacks, for callers that need no class of their own.
+class CallbackMonitor final : public Monitor {
+public:
+    CallbackMonitor(IterationObserver on_iteration = {}, const std::atomic<bool>* cancel = nullptr,
+                    std::function<void(Phase, double)> on_phase = {})
+        : Monitor(cancel), on_iteration_(std::move(on_iteration)), on_phase_(std::move(on_phase)) {}
+    void phase(Phase p, double f) override {
+        if (on_phase_) on_phase_(p, f);
+    }
+    void iteration(int coil, const IterationRecord& r, const ComplexArray* snapshot) override {
+        if (on_iteration_) on_iteration_(coil, r, snapshot);
+    }
+
+private:
+    IterationObserver on_iteration_;
+    std::function<void(Phase, double)> on_phase_;
+};
+
 struct SolveResult {
     ComplexArray image;                  // combined over coils
     std::vector<IterationRecord> history;  // of the last coil (all of them for one coil)
     bool cancelled = false;              // stopped early; `image` is the last complete iterate
+    bool warm_started = false;           // continued from the previous iterate (SolveOptions::warm_start)
+    int total_iterations = 0;            // since the last cold start (equals history.size() after one)
     double seconds = 0;                  // the CG loop alone
     double lambda = 0;
     double lambda_scale = 0;
@@ -92,15 +118,20 @@ public:
     DensityMethod kaiserBesselDensityMethod() const;
 
     // F^H d of one coil (kept in the backend's memory) and the Toeplitz kernel, cached per method.
-    std::shared_ptr<const BackendArray> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
-    std::shared_ptr<const ToeplitzKernel> toeplitz(const FourierMethod& method, const Progress& progress = {});
+    std::shared_ptr<const Vector> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
+    std::shared_ptr<const ToeplitzOperator> toeplitz(const FourierMethod& method, const Progress& progress = {});
+    // F = diag(phi) * (the backend's Fourier sums), its normal F^H F through the Toeplitz kernel.
+    LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {});
+    // W as an operator on the backend (its normal W^T W one sparse product), cached per kind.
+    LinearOperatorPtr regularizerOperator(const SolveOptions& opts);
     double lambdaScale() const;  // s = Q(0)
 
-    // The iterative reconstruction. `warm` (a previous result) starts CG there.
+    // The iterative reconstruction, reporting through `monitor` (phases, iterations, cancel).
+    // `warm` (an image) starts CG there; opts.warm_start continues the resident solve instead.
     // Cancel takes effect between iterations (and inside F^H d and Q).
+    SolveResult solve(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm = nullptr);
     SolveResult solve(const SolveOptions& opts, const IterationObserver& observer = {},
-                      const std::atomic<bool>* cancel = nullptr, const ComplexArray* warm = nullptr,
-                      const std::function<void(const std::string& phase, double fraction)>& phase = {});
+                      const std::atomic<bool>* cancel = nullptr, const ComplexArray* warm = nullptr);
 
     // F rho (with phi) at the data set's samples, for simulation checks.
     ComplexArray forward(const ComplexArray& image, const FourierMethod& method);
@@ -115,10 +146,18 @@ private:
     std::shared_ptr<const Dataset> data_;
     mutable std::mutex mutex_;  // guards the caches against a status query from another thread
     std::map<DensityMethod, std::vector<double>> density_;
-    std::map<std::string, std::vector<std::shared_ptr<const BackendArray>>> fhd_;  // method key -> per coil
-    std::map<std::string, std::shared_ptr<const ToeplitzKernel>> toeplitz_;
-    std::shared_ptr<const Regularizer> regularizer_;
+    std::map<std::string, std::vector<std::shared_ptr<const Vector>>> fhd_;  // method key -> per coil
+    std::map<std::string, std::shared_ptr<const ToeplitzOperator>> toeplitz_;
+    std::map<std::string, LinearOperatorPtr> fourier_;
+    LinearOperatorPtr regularizer_;
     RegularizerKind regularizer_kind_{};
+    // The last single-coil solve, kept on the backend so a lambda change re-solves without a rebuild.
+    struct ResidentSolve {
+        std::string key;  // method, regulariser
+        std::unique_ptr<NormalEquationsCg> cg;
+        int total_iterations = 0;
+    };
+    ResidentSolve resident_;
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);
 };

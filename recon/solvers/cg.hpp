@@ -50,6 +50,7 @@ struct CgStats {
     double real_xb = 0;           // Re <x, b>
     bool has_reference = false;
     double error_norm2 = 0;       // ||x - ref||^2 when a reference is set
+    bool nonfinite = false;       // the last step() stopped because a scalar was NaN or infinite
 };
 
 template <class Space>
@@ -100,9 +101,17 @@ public:
 
     // One iteration. Returns false (and does nothing) once the residual is zero.
     bool step() {
+        if (!std::isfinite(rr_) || !std::isfinite(bnorm2_)) {
+            stats_.nonfinite = true;
+            return false;
+        }
         if (rr_ <= 0 || bnorm2_ <= 0) return false;
         applyTerms(p_, tp_, ap_);
         double pap = space_.dot(p_, ap_).real();
+        if (!std::isfinite(pap)) {
+            stats_.nonfinite = true;
+            return false;
+        }
         if (!(pap > 0)) return false;  // A not positive on p: stop rather than diverge
         double alpha = rr_ / pap;
         space_.axpy(alpha, p_, x_);

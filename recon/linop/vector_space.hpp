@@ -1,0 +1,89 @@
+// Vectors resident on a backend and the operations on them that every solver
+// and every operator written from other operators needs. A backend implements
+// VectorSpace once (host memory, device memory); operators, solvers and the
+// runner are written against it and work on every backend unchanged.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "recon/core/types.hpp"
+
+namespace recon {
+
+// A backend's storage for one complex vector (host array, device buffer).
+class VectorStorage {
+public:
+    virtual ~VectorStorage() = default;
+    virtual std::size_t size() const = 0;
+};
+
+// A complex vector in a backend's memory: move-only, like the memory it holds.
+// Only the VectorSpace that made it reads its storage.
+class Vector {
+public:
+    Vector() = default;
+    explicit Vector(std::unique_ptr<VectorStorage> s) : storage_(std::move(s)) {}
+    std::size_t size() const { return storage_ ? storage_->size() : 0; }
+    bool empty() const { return size() == 0; }
+    VectorStorage* storage() const { return storage_.get(); }
+
+private:
+    std::unique_ptr<VectorStorage> storage_;
+};
+
+// A real sparse matrix (CSR) uploaded to a backend, for VectorSpace::sparseMultiply.
+class SparseStorage {
+public:
+    virtual ~SparseStorage() = default;
+    virtual std::int64_t rows() const = 0;
+    virtual std::int64_t cols() const = 0;
+};
+struct CsrMatrix;
+
+class VectorSpace {
+public:
+    virtual ~VectorSpace() = default;
+
+    virtual Vector make(std::size_t n) = 0;  // zeroed
+    virtual void upload(const ComplexArray& host, Vector& v) = 0;  // v must have host.size() values
+    virtual void download(const Vector& v, ComplexArray& host) = 0;
+    virtual void copy(const Vector& from, Vector& to) = 0;
+    // to[to_offset + i] = from[from_offset + i], i < count: what stacking needs.
+    virtual void copyRange(const Vector& from, std::size_t from_offset, Vector& to, std::size_t to_offset,
+                           std::size_t count) = 0;
+    virtual void zero(Vector& v) = 0;
+    virtual void scale(cdouble a, Vector& y) = 0;                           // y *= a
+    virtual void axpy(double a, const Vector& x, Vector& y) = 0;            // y += a x
+    virtual void xpby(const Vector& x, double b, Vector& y) = 0;            // y = x + b y
+    virtual void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) = 0;
+    // y = d .* x (or conj(d) .* x), element by element; y may be x.
+    virtual void multiply(const Vector& d, const Vector& x, Vector& y, bool conjugate_d = false) = 0;
+    virtual cdouble dot(const Vector& a, const Vector& b) = 0;              // a^H b, accumulated in float64
+    // a^H b_k for several b_k in one pass over a (one round trip on a GPU).
+    virtual std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) = 0;
+    virtual double axpyNorm2(double a, const Vector& x, Vector& y) = 0;     // y += a x; returns ||y||^2
+
+    virtual std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) = 0;
+    virtual void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) = 0;  // y = A x
+
+    // Lets a backend (or its operators) finish queued work before the host reads a result.
+    virtual void synchronize() {}
+
+    // Helpers built on the above.
+    Vector fromHost(const ComplexArray& host) {
+        Vector v = make(host.size());
+        upload(host, v);
+        return v;
+    }
+    ComplexArray toHost(const Vector& v) {
+        ComplexArray h;
+        download(v, h);
+        return h;
+    }
+    double norm2(const Vector& v) { return dot(v, v).real(); }
+};
+
+}  // namespace recon
