@@ -422,7 +422,7 @@ public:
     }
     cdouble dot(const Vector& a, const Vector& b) override {
         DeviceGuard g(device_);
-        return reductions().dot<T>(devicePointer<T>(a), devicePointer<T>(b), a.size(), s());
+        return reductions().template dot<T>(devicePointer<T>(a), devicePointer<T>(b), a.size(), s());
     }
     std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) override {
         DeviceGuard g(device_);
@@ -431,13 +431,13 @@ public:
             const int count = int(std::min<std::size_t>(kMaxDots, bs.size() - first));
             std::vector<const C*> p;
             for (int k = 0; k < count; ++k) p.push_back(devicePointer<T>(*bs[first + std::size_t(k)]));
-            reductions().dots<T>(devicePointer<T>(a), p.data(), count, a.size(), out.data() + first, s());
+            reductions().template dots<T>(devicePointer<T>(a), p.data(), count, a.size(), out.data() + first, s());
         }
         return out;
     }
     double axpyNorm2(double a, const Vector& x, Vector& y) override {
         DeviceGuard g(device_);
-        return reductions().axpyNorm2<T>(a, devicePointer<T>(x), devicePointer<T>(y), y.size(), s());
+        return reductions().template axpyNorm2<T>(a, devicePointer<T>(x), devicePointer<T>(y), y.size(), s());
     }
     std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) override {
         DeviceGuard g(device_);

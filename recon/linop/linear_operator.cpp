@@ -226,7 +226,6 @@ void LinearOperator::applyNormal(const Vector& x, Vector& y) const {
 }
 
 Vector& LinearOperator::scratch(std::size_t slot, std::size_t n) const {
-    if (scratch_.size() <= slot) scratch_.resize(slot + 1);
     Vector& v = scratch_[slot];
     if (v.size() != n) v = space_.make(n);
     return v;

@@ -10,6 +10,7 @@
 // calls: one operator serves one solve at a time.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,7 +48,7 @@ private:
     VectorSpace& space_;
     std::size_t in_, out_;
     std::string name_;
-    mutable std::vector<Vector> scratch_;
+    mutable std::map<std::size_t, Vector> scratch_;  // a map: references stay valid as slots are added
     mutable Vector normal_scratch_;  // the default normal's, apart from the subclasses' slots
 };
 

@@ -84,4 +84,14 @@ cdouble inner(const ComplexArray& a, const ComplexArray& b) {
     return s;
 }
 
+std::unique_ptr<NormalEquationsCg> toeplitzCg(Backend& b, const Trajectory& t, std::shared_ptr<const ToeplitzOperator> tk,
+                                              const ComplexArray& rhs, double data_norm2, const Regularizer* reg,
+                                              double weight) {
+    const Grid g = tk->grid();
+    std::vector<NormalTerm> terms{
+        {"data", 1.0, fourierOperator(b, t, g, std::vector<double>(t.samples(), 1.0), {"direct"}, std::move(tk))}};
+    if (reg) terms.push_back({"penalty", weight, sparseMatrix(b, reg->w, &reg->normal, "W")});
+    return std::make_unique<NormalEquationsCg>(std::move(terms), b.fromHost(rhs), data_norm2);
+}
+
 }  // namespace recon::test

@@ -3,8 +3,13 @@
 
 #include <random>
 
+#include <memory>
+
+#include "recon/backend/backend.hpp"
 #include "recon/core/conventions.hpp"
 #include "recon/core/types.hpp"
+#include "recon/operators/regularizer.hpp"
+#include "recon/solvers/normal_cg.hpp"
 
 namespace recon::test {
 
@@ -18,5 +23,11 @@ Trajectory randomTrajectory(const Grid& g, std::size_t m, unsigned seed);
 
 double relativeError(const ComplexArray& a, const ComplexArray& ref);
 cdouble inner(const ComplexArray& a, const ComplexArray& b);  // a^H b
+
+// CG on (F^H F + weight W^T W) x = rhs as the session builds it: F with phi = 1 on
+// `t`, its normal the Toeplitz kernel `tk`; no penalty term when `reg` is null.
+std::unique_ptr<NormalEquationsCg> toeplitzCg(Backend& b, const Trajectory& t, std::shared_ptr<const ToeplitzOperator> tk,
+                                              const ComplexArray& rhs, double data_norm2, const Regularizer* reg = nullptr,
+                                              double weight = 0);
 
 }  // namespace recon::test

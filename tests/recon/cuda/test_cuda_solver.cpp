@@ -33,10 +33,10 @@ ComplexArray normalOperator(const Trajectory& t, const std::vector<double>& w, c
 void checkToeplitz(const Grid& g, Precision p, const std::string& method, double tol) {
     const Trajectory t = randomTrajectory(g, 433, 17);
     const auto w = positiveWeights(t.samples());
-    auto tk = gpu(p)->makeToeplitz(g, t, w, {method, p == Precision::Single ? 1e-6 : 1e-10});
+    auto backend = gpu(p);  // outlives the operators made on it
+    auto tk = backend->makeToeplitz(g, t, w, {method, p == Precision::Single ? 1e-6 : 1e-10});
     const ComplexArray x = randomComplex(g.voxels(), 3);
-    ComplexArray y;
-    tk->apply(x, y);
+    const ComplexArray y = applyForward(*tk, x);
     EXPECT_LT(relativeError(y, normalOperator(t, w, g, x)), tol) << g.describe() << " " << method;
     // Q comes back from the spectrum it was turned into.
     ComplexArray wc(w.begin(), w.end());
@@ -75,18 +75,11 @@ void checkSolver(Precision p, int iterations, double tol) {
     std::vector<double> ones(t.samples(), 1.0);
 
     auto dev = gpu(p);
-    SolverSetup s;
-    s.rhs = onHost(rhs);
-    s.data_norm2 = dnorm2;
-    s.regularizer = reg;
-    s.lambda = 0.01;
-    s.lambda_scale = double(t.samples());
-    s.truth = &truth;
-    SolverSetup sc = s;
-    s.toeplitz = dev->makeToeplitz(g, t, ones, {"exact-fast"});
-    sc.toeplitz = cpu->makeToeplitz(g, t, ones, {"direct"});
-    auto gs = dev->makeSolver(s);
-    auto cs = cpu->makeSolver(sc);
+    const double weight = 0.01 * double(t.samples());
+    auto gs = toeplitzCg(*dev, t, dev->makeToeplitz(g, t, ones, {"exact-fast"}), rhs, dnorm2, reg.get(), weight);
+    auto cs = toeplitzCg(*cpu, t, cpu->makeToeplitz(g, t, ones, {"direct"}), rhs, dnorm2, reg.get(), weight);
+    gs->setTruth(truth);
+    cs->setTruth(truth);
     for (int it = 0; it < iterations; ++it) {
         ASSERT_TRUE(gs->step());
         ASSERT_TRUE(cs->step());
@@ -101,9 +94,9 @@ void checkSolver(Precision p, int iterations, double tol) {
     gs->image(xg);
     cs->image(xc);
     EXPECT_LT(relativeError(xg, xc), tol);
-    // A lambda change restarts from the current iterate on both.
-    gs->setLambda(0.1);
-    cs->setLambda(0.1);
+    // A weight (lambda) change restarts from the current iterate on both, nothing rebuilt.
+    gs->setWeight(1, 10 * weight);
+    cs->setWeight(1, 10 * weight);
     for (int it = 0; it < (p == Precision::Single ? 1 : 3); ++it) {
         gs->step();
         cs->step();
@@ -124,12 +117,11 @@ TEST(CudaSolver, WarmStartAndToeplitzFromAnotherBackend) {
     auto cpu = createCpuBackend(Precision::Double);
     auto dev = gpu(Precision::Single);
     const ComplexArray rhs = randomComplex(g.voxels(), 4), x0 = randomComplex(g.voxels(), 6);
-    SolverSetup s;
-    s.rhs = onHost(rhs);
-    s.initial = &x0;
-    s.toeplitz = cpu->makeToeplitz(g, t, ones, {"direct"});  // rebuilt on the device from its Q
-    auto gs = dev->makeSolver(s);
-    auto cs = cpu->makeSolver(s);
+    auto cpuKernel = cpu->makeToeplitz(g, t, ones, {"direct"});
+    auto gs = toeplitzCg(*dev, t, dev->toeplitzFromQ(g, cpuKernel->q()), rhs, 1.0);  // rebuilt on the device from its Q
+    auto cs = toeplitzCg(*cpu, t, cpuKernel, rhs, 1.0);
+    gs->setInitial(x0);
+    cs->setInitial(x0);
     ComplexArray a, b;
     gs->image(a);
     EXPECT_LT(relativeError(a, x0), 1e-6);  // iteration 0 is the warm start
@@ -145,12 +137,13 @@ TEST(CudaSolver, WarmStartAndToeplitzFromAnotherBackend) {
 void checkGridding(const GriddingOptions& o, const Grid& g) {
     const Trajectory t = randomTrajectory(g, 900, 9);
     const ComplexArray c = randomComplex(t.samples(), 1);
-    NufftPlan<double> ref(t, SampleGrid::image(g), SpreadKernel::fromOptions(o), o.deapodize);
+    NufftPlan<double> ref(t, SampleGrid::image(g), griddingKernel(o), o.deapodize);
     std::vector<cdouble> expect(g.voxels());
     ref.adjoint(c.data(), expect.data());
     for (auto p : {Precision::Single, Precision::Double}) {
         ComplexArray img;
-        gpu(p)->grid(t, c, g, o, img);
+        auto backend = gpu(p);
+        backend->grid(t, c, g, o, img);
         EXPECT_LT(relativeError(img, ComplexArray(expect.begin(), expect.end())), p == Precision::Single ? 1e-5 : 1e-12)
             << g.describe();
     }

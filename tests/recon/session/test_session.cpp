@@ -101,6 +101,39 @@ TEST(Session, WarmStartAfterLambdaChangeStartsCloser) {
     EXPECT_GT(warm.history.front().psnr_db, cold.history.front().psnr_db);
 }
 
+// The lambda-tuning path: the solve stays resident on the backend and continues
+// with the new weight (no rebuild, no copy of the image); a plain solve is cold
+// and so reproducible.
+TEST(Session, LambdaChangeContinuesTheResidentSolveAndColdSolvesRepeat) {
+    ReconstructionSession s(createCpuBackend(Precision::Double));
+    s.setDataset(smallCase());
+    SolveOptions o;
+    o.iterations = 20;
+    o.lambda = 0.02;
+    const SolveResult first = s.solve(o);
+    EXPECT_FALSE(first.warm_started);
+    EXPECT_EQ(first.total_iterations, 20);
+    const SolveResult again = s.solve(o);
+    EXPECT_EQ(again.image, first.image);  // same settings, same data: the same image
+
+    o.lambda = 0.03;
+    o.iterations = 5;
+    o.warm_start = true;
+    const SolveResult warm = s.solve(o);
+    EXPECT_TRUE(warm.warm_started);
+    EXPECT_EQ(warm.total_iterations, 25);
+    EXPECT_EQ(warm.history.front().iteration, 1);
+    // The same as restarting CG by hand from the previous image with the new lambda.
+    o.warm_start = false;
+    const SolveResult by_hand = s.solve(o, {}, nullptr, &again.image);
+    EXPECT_LT(relativeError(warm.image, by_hand.image), 1e-10);
+    EXPECT_NE(s.cacheStatus().find("solver"), std::string::npos) << s.cacheStatus();
+    // A different regulariser cannot continue: it starts cold.
+    o.warm_start = true;
+    o.regularizer = RegularizerKind::Tikhonov;
+    EXPECT_FALSE(s.solve(o).warm_started);
+}
+
 TEST(Session, MultiCoilCombinesBySumOfSquares) {
     auto one = smallCase();
     auto two = std::make_shared<Dataset>(*one);

@@ -1,0 +1,211 @@
+// The operator layer on the CPU backend: adjoint identities and normals of every
+// combinator against their definitions, shape errors named at construction, and
+// an operator written outside the engine solved against a dense float64 solve.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <limits>
+
+#include "operator_checks.hpp"
+#include "recon/operators/regularizer.hpp"
+
+using namespace recon;
+using namespace recon::test;
+
+namespace {
+
+// <A x, y> = <x, A^H y> and A^H A x = A^H (A x), on random vectors.
+void checkAdjointAndNormal(const LinearOperator& a, double tol) {
+    const ComplexArray x = randomComplex(a.inSize(), 1), y = randomComplex(a.outSize(), 2);
+    const ComplexArray ax = applyForward(a, x), ahy = applyAdjoint(a, y);
+    const cdouble lhs = inner(y, ax), rhs = inner(ahy, x);
+    EXPECT_LT(std::abs(lhs - rhs), tol * std::abs(lhs)) << a.name();
+    EXPECT_LT(relativeError(applyNormal(a, x), applyAdjoint(a, ax)), tol) << a.name();
+}
+
+struct Fixture {
+    std::unique_ptr<Backend> backend = createCpuBackend(Precision::Double);
+    Grid g = Grid::make3D(6, 5, 4);
+    Trajectory t = randomTrajectory(g, 150, 7);
+    std::vector<double> phi = std::vector<double>(t.samples(), 0.8);
+    LinearOperatorPtr fourier() {
+        std::vector<double> phi2(phi.size(), 0.64);
+        return fourierOperator(*backend, t, g, phi, {"direct"}, backend->makeToeplitz(g, t, phi2, {"direct"}));
+    }
+};
+
+TEST(LinearOperator, EveryCombinatorIsConsistentWithItsAdjoint) {
+    Fixture f;
+    Backend& b = *f.backend;
+    const std::size_t n = f.g.voxels();
+    const Regularizer fd = makeRegularizer(RegularizerKind::FiniteDifference, f.g);
+    auto w = sparseMatrix(b, fd.w, &fd.normal, "W");
+    auto d = diagonal(b, randomComplex(n, 3), "d");
+    auto blur = std::make_shared<FlatBlur>(b, n);
+    checkAdjointAndNormal(*f.fourier(), 1e-9);  // normal through the Toeplitz embedding
+    checkAdjointAndNormal(*w, 1e-12);            // normal through W^T W
+    checkAdjointAndNormal(*d, 1e-12);
+    checkAdjointAndNormal(*blur, 1e-12);
+    checkAdjointAndNormal(*compose(f.fourier(), d), 1e-9);
+    checkAdjointAndNormal(*sum(d, blur), 1e-12);
+    checkAdjointAndNormal(*scaled(cdouble(0.3, -2.0), w), 1e-12);
+    checkAdjointAndNormal(*vstack({f.fourier(), scaled(std::sqrt(0.7), w), identity(b, n)}), 1e-9);
+    checkAdjointAndNormal(*compose(vstack({d, blur}), sum(identity(b, n), blur)), 1e-12);
+}
+
+TEST(LinearOperator, StackIsTheBlocksOneAfterAnother) {
+    Fixture f;
+    Backend& b = *f.backend;
+    const std::size_t n = f.g.voxels();
+    auto d = diagonal(b, randomComplex(n, 4), "d");
+    auto blur = std::make_shared<FlatBlur>(b, n);
+    const ComplexArray x = randomComplex(n, 5);
+    const ComplexArray stacked = applyForward(*vstack({d, blur}), x);
+    ASSERT_EQ(stacked.size(), 2 * n);
+    const ComplexArray dx = applyForward(*d, x), bx = applyForward(*blur, x);
+    EXPECT_LT(relativeError(ComplexArray(stacked.begin(), stacked.begin() + std::ptrdiff_t(n)), dx), 1e-15);
+    EXPECT_LT(relativeError(ComplexArray(stacked.begin() + std::ptrdiff_t(n), stacked.end()), bx), 1e-15);
+}
+
+TEST(LinearOperator, ShapesAreCheckedWithNames) {
+    Fixture f;
+    Backend& b = *f.backend;
+    auto fourier = f.fourier();
+    auto small = identity(b, 7);
+    try {
+        compose(fourier, small);
+        FAIL() << "composition of mismatched shapes accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("identity gives 7 values"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(sum(fourier, small), InputError);
+    EXPECT_THROW(vstack({small, fourier}), InputError);
+    EXPECT_THROW(withNormal(fourier, small), InputError);
+    EXPECT_THROW(vstack({}), InputError);
+    EXPECT_THROW(compose(nullptr, small), InputError);
+    EXPECT_THROW(applyForward(*fourier, ComplexArray(3)), InputError);
+    // A vector of another backend is refused, not misread.
+    auto other = createCpuBackend(Precision::Single);
+    Vector foreign = other->make(f.g.voxels()), out = b.make(f.t.samples());
+    EXPECT_THROW(fourier->forward(foreign, out), InputError);
+}
+
+TEST(LinearOperator, CustomOperatorComposedWithFourierSolvesLikeDenseFloat64) {
+    auto b = createCpuBackend(Precision::Double);
+    checkCustomOperatorSolve(*b, 1e-7);
+}
+
+TEST(LinearOperator, CustomOperatorComposedWithFourierSolvesLikeDenseFloat32) {
+    auto b = createCpuBackend(Precision::Single);
+    checkCustomOperatorSolve(*b, 2e-3);
+}
+
+// ------------------------------------------------------------------ the runner
+
+class CountingMonitor final : public Monitor {
+public:
+    explicit CountingMonitor(std::atomic<bool>* cancel = nullptr, int cancel_after = -1)
+        : Monitor(cancel), cancel_(cancel), cancel_after_(cancel_after) {}
+    void iteration(int, const IterationRecord& r, const ComplexArray* snapshot) override {
+        ++iterations;
+        if (snapshot) ++snapshots;
+        last = r;
+        if (cancel_ && iterations == cancel_after_) cancel_->store(true);
+    }
+    int iterations = 0, snapshots = 0;
+    IterationRecord last;
+
+private:
+    std::atomic<bool>* cancel_;
+    int cancel_after_;
+};
+
+std::unique_ptr<NormalEquationsCg> smallSolve(Backend& b, const ComplexArray& rhs) {
+    const std::size_t n = rhs.size();
+    return std::make_unique<NormalEquationsCg>(
+        std::vector<NormalTerm>{{"data", 1.0, std::make_shared<FlatBlur>(b, n)}, {"tikhonov", 0.1, identity(b, n)}},
+        b.fromHost(rhs), 1.0);
+}
+
+TEST(Runner, SnapshotsEveryKAndAtTheEnd) {
+    auto b = createCpuBackend(Precision::Double);
+    auto cg = smallSolve(*b, randomComplex(40, 1));
+    CountingMonitor m;
+    RunOptions o;
+    o.iterations = 12;
+    o.snapshot_every = 5;
+    const RunResult r = runIterations(*cg, o, m);
+    EXPECT_EQ(m.iterations, 12);
+    EXPECT_EQ(m.snapshots, 3);  // 5, 10, 12
+    EXPECT_EQ(r.history.size(), 12u);
+    EXPECT_EQ(r.reason, StopReason::Budget);
+    ComplexArray now;
+    cg->image(now);
+    EXPECT_EQ(r.image, now);
+}
+
+TEST(Runner, CancelKeepsTheLastCompleteIterate) {
+    auto b = createCpuBackend(Precision::Double);
+    auto cg = smallSolve(*b, randomComplex(40, 2));
+    std::atomic<bool> cancel{false};
+    CountingMonitor m(&cancel, 4);
+    RunOptions o;
+    o.iterations = 30;
+    o.snapshot_every = 0;
+    const RunResult r = runIterations(*cg, o, m);
+    EXPECT_TRUE(r.cancelled());
+    EXPECT_EQ(r.history.size(), 4u);
+    EXPECT_EQ(cg->record().iteration, 4);
+    ComplexArray now;
+    cg->image(now);
+    EXPECT_EQ(r.image, now);
+}
+
+TEST(Runner, StopsAtTheToleranceAndSaysSo) {
+    auto b = createCpuBackend(Precision::Double);
+    auto cg = smallSolve(*b, randomComplex(30, 3));
+    Monitor quiet;
+    RunOptions o;
+    o.iterations = 500;
+    o.tolerance = 1e-8;
+    const RunResult r = runIterations(*cg, o, quiet);
+    EXPECT_EQ(r.reason, StopReason::Converged);
+    EXPECT_LT(r.history.back().residual, 1e-8);
+    EXPECT_LT(r.history.size(), 500u);
+}
+
+TEST(Runner, NonFiniteNumbersAreAnErrorNotConvergence) {
+    auto b = createCpuBackend(Precision::Single);
+    ComplexArray rhs = randomComplex(30, 4);
+    rhs[7] = cdouble(3e38, 3e38);  // ||b||^2 overflows float32 arithmetic
+    Monitor quiet;
+    RunOptions o;
+    o.iterations = 5;
+    auto huge = smallSolve(*b, rhs);
+    EXPECT_THROW(runIterations(*huge, o, quiet), NumericalError);
+    rhs[7] = cdouble(std::numeric_limits<double>::quiet_NaN(), 0);
+    auto nan = smallSolve(*b, rhs);
+    EXPECT_THROW(runIterations(*nan, o, quiet), NumericalError);
+}
+
+TEST(NormalEquationsCg, WeightChangeKeepsTheIterateAndMatchesAColdSolve) {
+    auto b = createCpuBackend(Precision::Double);
+    const ComplexArray rhs = randomComplex(50, 5);
+    auto warm = smallSolve(*b, rhs);
+    Monitor quiet;
+    RunOptions o;
+    o.iterations = 200;
+    o.tolerance = 1e-12;
+    runIterations(*warm, o, quiet);
+    warm->setWeight(1, 0.13);  // restarts from the current iterate, rebuilds nothing
+    EXPECT_EQ(warm->record().iteration, 0);
+    EXPECT_LT(warm->record().residual, 0.5);  // it starts near the new solution; a cold start starts at 1
+    const RunResult a = runIterations(*warm, o, quiet);
+    auto cold = smallSolve(*b, rhs);
+    cold->setWeight(1, 0.13);
+    const RunResult c = runIterations(*cold, o, quiet);
+    EXPECT_EQ(c.history.front().iteration, 1);
+    EXPECT_LT(relativeError(a.image, c.image), 1e-9);
+}
+
+}  // namespace
