@@ -561,11 +561,14 @@ struct GpuBench {
 
         // ---- one F^H F application through the Toeplitz embedding (Q from the last NUFFT above)
         std::vector<std::complex<float>> fullResult;
+        std::string why;
+        const std::unique_ptr<Backend> space = createCudaBackend(Precision::Single, props.id, &why);  // the operators' home
+        if (!space) throw Error("CUDA backend: " + why);
         for (ToeplitzFfts mode : {ToeplitzFfts::Full, ToeplitzFfts::Pruned, ToeplitzFfts::Fused}) {
             DeviceBuffer<std::complex<float>> q(dif.points(), "Q"), y(img.points(), "y");
             check(cudaMemcpyAsync(q.data(), qout.data(), q.bytes(), cudaMemcpyDeviceToDevice, s), "copy Q");
             check(cudaStreamSynchronize(s), "copy Q");
-            CudaToeplitz<float> tk(p.grid, std::move(q), std::make_shared<Stream>(), mode);
+            CudaToeplitz<float> tk(*space, p.grid, std::move(q), std::make_shared<Stream>(), mode);
             Row r;
             r.section = "CG";
             r.name = mode == ToeplitzFfts::Full     ? "F^H F apply, full cuFFT"

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <complex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../test_support.hpp"
@@ -57,8 +58,9 @@ void checkPaths(const Grid& g, bool fusedExpected, double tol) {
     const ComplexArray x = randomComplex(g.voxels(), 5);
     const ComplexArray expect = normalOperator(t, g, x);
     auto stream = std::make_shared<Stream>();
+    auto space = gpu(std::is_same_v<T, float> ? Precision::Single : Precision::Double);
     for (ToeplitzFfts mode : {ToeplitzFfts::Full, ToeplitzFfts::Pruned, ToeplitzFfts::Fused}) {
-        CudaToeplitz<T> tk(g, upload<T>(q, stream->get()), stream, mode);
+        CudaToeplitz<T> tk(*space, g, upload<T>(q, stream->get()), stream, mode);
         const ToeplitzFfts ran = mode == ToeplitzFfts::Fused && !fusedExpected ? ToeplitzFfts::Pruned : mode;
         EXPECT_EQ(tk.ffts(), ran) << g.describe() << " " << name(mode);
         auto dx = upload<T>(x, stream->get());
@@ -101,8 +103,9 @@ TEST(CudaToeplitzPaths, FusedMatchesFullCuFftAt128Cubed) {
     const ComplexArray q = randomComplex(big.voxels(), 31), x = randomComplex(g.voxels(), 32);
     ComplexArray results[2];
     int i = 0;
+    auto space = gpu(Precision::Single);
     for (ToeplitzFfts mode : {ToeplitzFfts::Full, ToeplitzFfts::Fused}) {
-        CudaToeplitz<float> tk(g, upload<float>(q, stream->get()), stream, mode);
+        CudaToeplitz<float> tk(*space, g, upload<float>(q, stream->get()), stream, mode);
         ASSERT_EQ(tk.ffts(), mode);
         auto dx = upload<float>(x, stream->get());
         DeviceBuffer<std::complex<float>> dy(g.voxels(), "y");
