@@ -94,12 +94,18 @@ struct Problem {
 };
 
 // CG on (F^H F + lambda s W^T W) rho = F^H d with finite differences, as the session builds it.
-std::unique_ptr<NormalEquationsCg> quadraticSolver(Backend& b, const Problem& p, const FourierMethod& m,
+// W (finite differences) on a backend, made once as the session caches it.
+LinearOperatorPtr finiteDifferences(Backend& b, const Problem& p) {
+    auto reg = std::make_shared<const Regularizer>(makeRegularizer(RegularizerKind::FiniteDifference, p.grid));
+    return sparseMatrix(b, std::shared_ptr<const CsrMatrix>(reg, &reg->w), std::shared_ptr<const CsrMatrix>(reg, &reg->normal), "W");
+}
+
+// `fourier`: F = diag(phi) * sums, made once per trajectory and method as the session caches it.
+std::unique_ptr<NormalEquationsCg> quadraticSolver(const LinearOperatorPtr& fourier, const Problem& p,
                                                    std::shared_ptr<const ToeplitzOperator> tk, const Vector& rhs,
-                                                   double lambda) {
-    const Regularizer reg = makeRegularizer(RegularizerKind::FiniteDifference, p.grid);
-    std::vector<NormalTerm> terms{{"data", 1.0, fourierOperator(b, p.traj, p.grid, p.phi, m, std::move(tk))},
-                                  {"penalty", lambda * p.scale, sparseMatrix(b, reg.w, &reg.normal, "W")}};
+                                                   double lambda, LinearOperatorPtr w) {
+    std::vector<NormalTerm> terms{{"data", 1.0, withNormal(fourier, std::move(tk))},
+                                  {"penalty", lambda * p.scale, std::move(w)}};
     return std::make_unique<NormalEquationsCg>(std::move(terms), rhs, p.dnorm2);
 }
 
@@ -307,8 +313,10 @@ std::vector<Row> cpuEngineRows(const Problem& p, double tol, int voxels) {
         rows.push_back(r);
     }
     {
-        auto solver = quadraticSolver(*cpu, p, {"nufft", tol}, cpu->makeToeplitz(p.grid, p.traj, p.phi2, {"nufft", tol}),
-                                      *cpu->adjointOnBackend(p.traj, p.c, image, {"nufft", tol}), 0.02);
+        auto solver = quadraticSolver(fourierOperator(*cpu, p.traj, p.grid, p.phi, {"nufft", tol}, nullptr), p,
+                                      cpu->makeToeplitz(p.grid, p.traj, p.phi2, {"nufft", tol}),
+                                      *cpu->adjointOnBackend(p.traj, p.c, image, {"nufft", tol}), 0.02,
+                                      finiteDifferences(*cpu, p));
         Row r;
         r.section = "CG";
         r.name = "CPU.SP 1 iteration";
@@ -622,7 +630,10 @@ struct GpuBench {
         const double qSeconds = seconds(t0);
 
         // 60 CG iterations alone (the solver made, the image left on the device).
-        auto solver = quadraticSolver(*backend, p, nufft, tk, *rhs, lambda);
+        // What the session caches per trajectory and method: W and F (its normal is attached per Q).
+        const LinearOperatorPtr w = finiteDifferences(*backend, p);
+        const LinearOperatorPtr fourierNufft = fourierOperator(*backend, p.traj, p.grid, p.phi, nufft, nullptr);
+        auto solver = quadraticSolver(fourierNufft, p, tk, *rhs, lambda, w);
         t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < iterations; ++i) solver->step();
         const double cgSeconds = seconds(t0);
@@ -679,7 +690,8 @@ struct GpuBench {
                 split(Fhd);
                 std::shared_ptr<const ToeplitzOperator> tk_fm = withQ ? backend->makeToeplitz(p.grid, p.traj, p.phi2, fm) : tk;
                 split(Q);
-                auto sv = quadraticSolver(*backend, p, fm, tk_fm, *rhs_fm, lambda);
+                auto sv = quadraticSolver(fm.name == nufft.name ? fourierNufft : fourierOperator(*backend, p.traj, p.grid, p.phi, fm, nullptr),
+                                          p, tk_fm, *rhs_fm, lambda, w);
                 split(Setup);
                 for (int i = 0; i < iterations; ++i) sv->step();
                 split(Cg);

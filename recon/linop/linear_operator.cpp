@@ -159,27 +159,35 @@ private:
 
 class SparseMatrixOperator final : public LinearOperator {
 public:
-    SparseMatrixOperator(VectorSpace& space, const CsrMatrix& w, const CsrMatrix* gram, std::string name)
-        : LinearOperator(space, std::size_t(w.cols), std::size_t(w.rows), std::move(name)),
-          w_(space.uploadSparse(w)), wt_(space.uploadSparse(w.transposed())) {
+    SparseMatrixOperator(VectorSpace& space, std::shared_ptr<const CsrMatrix> w, std::shared_ptr<const CsrMatrix> gram,
+                         std::string name)
+        : LinearOperator(space, std::size_t(w->cols), std::size_t(w->rows), std::move(name)), host_w_(std::move(w)) {
         if (gram) {
-            if (gram->rows != w.cols || gram->cols != w.cols)
+            if (gram->rows != host_w_->cols || gram->cols != host_w_->cols)
                 throw InputError(this->name() + ": W^T W is " + std::to_string(gram->rows) + " x " +
-                                 std::to_string(gram->cols) + ", W has " + std::to_string(w.cols) + " columns");
+                                 std::to_string(gram->cols) + ", W has " + std::to_string(host_w_->cols) + " columns");
             gram_ = space.uploadSparse(*gram);
         }
     }
 
 private:
-    void applyForward(const Vector& x, Vector& y) const override { space().sparseMultiply(*w_, x, y); }
-    void applyAdjoint(const Vector& y, Vector& x) const override { space().sparseMultiply(*wt_, y, x); }
+    void applyForward(const Vector& x, Vector& y) const override {
+        if (!w_) w_ = space().uploadSparse(*host_w_);
+        space().sparseMultiply(*w_, x, y);
+    }
+    void applyAdjoint(const Vector& y, Vector& x) const override {
+        if (!wt_) wt_ = space().uploadSparse(host_w_->transposed());
+        space().sparseMultiply(*wt_, y, x);
+    }
     void applyNormal(const Vector& x, Vector& y) const override {
         if (gram_)
             space().sparseMultiply(*gram_, x, y);
         else
             LinearOperator::applyNormal(x, y);
     }
-    std::shared_ptr<const SparseStorage> w_, wt_, gram_;
+    std::shared_ptr<const CsrMatrix> host_w_;
+    mutable std::shared_ptr<const SparseStorage> w_, wt_;
+    std::shared_ptr<const SparseStorage> gram_;
 };
 
 class NormalOverride final : public LinearOperator {
@@ -276,9 +284,16 @@ LinearOperatorPtr diagonal(VectorSpace& space, const ComplexArray& d, std::strin
 
 LinearOperatorPtr identity(VectorSpace& space, std::size_t n) { return std::make_shared<Identity>(space, n); }
 
+LinearOperatorPtr sparseMatrix(VectorSpace& space, std::shared_ptr<const CsrMatrix> w, std::shared_ptr<const CsrMatrix> gram,
+                               std::string name) {
+    if (!w) throw InputError(name + ": no matrix given");
+    if (w->row_ptr.size() != std::size_t(w->rows) + 1) throw InputError(name + ": malformed CSR row pointers");
+    return std::make_shared<SparseMatrixOperator>(space, std::move(w), std::move(gram), std::move(name));
+}
+
 LinearOperatorPtr sparseMatrix(VectorSpace& space, const CsrMatrix& w, const CsrMatrix* gram, std::string name) {
-    if (w.row_ptr.size() != std::size_t(w.rows) + 1) throw InputError(name + ": malformed CSR row pointers");
-    return std::make_shared<SparseMatrixOperator>(space, w, gram, std::move(name));
+    return sparseMatrix(space, std::make_shared<const CsrMatrix>(w), gram ? std::make_shared<const CsrMatrix>(*gram) : nullptr,
+                        std::move(name));
 }
 
 LinearOperatorPtr withNormal(LinearOperatorPtr op, LinearOperatorPtr normal) {

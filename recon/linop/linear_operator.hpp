@@ -67,7 +67,10 @@ LinearOperatorPtr diagonal(VectorSpace& space, const ComplexArray& d, std::strin
 LinearOperatorPtr identity(VectorSpace& space, std::size_t n);
 // A real CSR matrix W (rows = outputs); `gram`, when given, is W^T W, applied as the normal
 // in one sparse product (reading W and W^T costs three times the memory traffic).
+// W and W^T reach the backend on first use: a solve that only applies the normal never uploads them.
 struct CsrMatrix;
+LinearOperatorPtr sparseMatrix(VectorSpace& space, std::shared_ptr<const CsrMatrix> w,
+                               std::shared_ptr<const CsrMatrix> gram = nullptr, std::string name = "sparse matrix");
 LinearOperatorPtr sparseMatrix(VectorSpace& space, const CsrMatrix& w, const CsrMatrix* gram = nullptr,
                                std::string name = "sparse matrix");
 // `op` with its normal computed by `normal` instead (e.g. the Fourier sums with the Toeplitz embedding).

@@ -209,8 +209,9 @@ LinearOperatorPtr ReconstructionSession::regularizerOperator(const SolveOptions&
     const ComplexArray* ref = d.hasReference() ? &d.reference : nullptr;
     if (opts.regularizer == RegularizerKind::AnatomicalFiniteDifference && !ref)
         throw InputError("the anatomically weighted regulariser needs a reference image; this data set has none");
-    const Regularizer reg = makeRegularizer(opts.regularizer, d.grid, ref, opts.anatomical);
-    LinearOperatorPtr op = sparseMatrix(*backend_, reg.w, &reg.normal, "W (" + toString(opts.regularizer) + ")");
+    auto reg = std::make_shared<const Regularizer>(makeRegularizer(opts.regularizer, d.grid, ref, opts.anatomical));
+    LinearOperatorPtr op = sparseMatrix(*backend_, std::shared_ptr<const CsrMatrix>(reg, &reg->w),
+                                        std::shared_ptr<const CsrMatrix>(reg, &reg->normal), "W (" + toString(opts.regularizer) + ")");
     std::lock_guard<std::mutex> lock(mutex_);
     regularizer_ = op;
     regularizer_kind_ = opts.regularizer;
