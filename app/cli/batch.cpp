@@ -435,6 +435,7 @@ std::string shellQuote(const std::string& s) {
 
 void writeJobScript(const Plan& p) {
     const io::SlurmResources& s = p.recipe.slurm;
+    fs::create_directories(p.path("logs"));  // Slurm opens each task's --output there before the task runs
     std::ostringstream sh;
     sh << "#!/bin/sh\n"
        << "# One task of a ReconStudio batch: reconstructs row $SLURM_ARRAY_TASK_ID of batch.json.\n"
