@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <glob.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -234,7 +235,8 @@ std::vector<Row> readManifest(const std::string& manifest) {
 
 struct Result {
     std::string status = "pending";  // ok | failed | pending
-    double seconds = 0;
+    double seconds = 0;      // wall clock
+    double cpu_seconds = 0;  // user + system of the recon process: what a data set costs a shared node
     std::string device, message, hash, slurm_state;
     int iterations = 0;
     std::optional<double> psnr_db, error_percent;
@@ -248,7 +250,7 @@ double now() {
 Json optionalNumber(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
 void saveResult(const Plan& p, const Row& row, const Result& r) {
-    const Json j = {{"input", row.input}, {"status", r.status}, {"seconds", r.seconds}, {"device", r.device},
+    const Json j = {{"input", row.input}, {"status", r.status}, {"seconds", r.seconds}, {"cpu_seconds", r.cpu_seconds}, {"device", r.device},
                     {"iterations", r.iterations}, {"psnr_db", optionalNumber(r.psnr_db)},
                     {"error_percent", optionalNumber(r.error_percent)}, {"message", r.message}, {"hash", r.hash},
                     {"started", r.started}, {"finished", r.finished}};
@@ -263,6 +265,7 @@ std::optional<Result> loadResult(const Plan& p, const Row& row) {
         Result r;
         r.status = j.at("status");
         r.seconds = j.at("seconds");
+        r.cpu_seconds = j.value("cpu_seconds", 0.0);
         r.device = j.at("device");
         r.iterations = j.at("iterations");
         if (!j.at("psnr_db").is_null()) r.psnr_db = j.at("psnr_db").get<double>();
@@ -304,9 +307,10 @@ std::string selfExecutable() {
     return p.string();
 }
 
-// Runs argv with stdout and stderr into `log`; the exit status as waitpid gives it.
+// Runs argv with stdout and stderr into `log`; the exit status as waitpid gives it,
+// and the child's CPU seconds (user + system) in `cpu_seconds` when asked.
 int runProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env_overrides,
-               const std::string& log) {
+               const std::string& log, double* cpu_seconds = nullptr) {
     // Everything the child needs is built before fork(): after it, in a threaded
     // program, only async-signal-safe calls are allowed.
     std::vector<std::string> env;
@@ -332,8 +336,12 @@ int runProcess(const std::vector<std::string>& argv, const std::map<std::string,
     ::close(fd);
     if (pid < 0) throw Error(std::string("cannot start a process: ") + std::strerror(errno));
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    struct rusage usage {};
+    while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
     }
+    if (cpu_seconds)
+        *cpu_seconds = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                       1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
     return status;
 }
 
@@ -350,7 +358,7 @@ Result runRow(const Plan& p, const Row& row, const std::map<std::string, std::st
     Result r;
     r.hash = row.hash;
     r.started = now();
-    const int status = runProcess(argv, env, p.logFile(row));
+    const int status = runProcess(argv, env, p.logFile(row), &r.cpu_seconds);
     r.finished = now();
     r.seconds = r.finished - r.started;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
@@ -543,7 +551,7 @@ std::string fixed(const std::optional<double>& v, int digits) {
 
 void writeSummary(const Plan& p, const std::vector<Result>& results) {
     std::ostringstream csv;
-    csv << "index,input,output,status,seconds,device,iterations,psnr_db,error_percent,slurm_state,message\n";
+    csv << "index,input,output,status,seconds,cpu_seconds,device,iterations,psnr_db,error_percent,slurm_state,message\n";
     Json rows = Json::array();
     std::map<std::string, int> counts = {{"ok", 0}, {"failed", 0}, {"pending", 0}};
     for (std::size_t i = 0; i < p.rows.size(); ++i) {
@@ -552,12 +560,14 @@ void writeSummary(const Plan& p, const std::vector<Result>& results) {
         const bool ran = r.status != "pending";
         ++counts[r.status];
         csv << row.index << "," << csvField(row.input) << "," << csvField(fs::path(p.output(row)).filename().string())
-            << "," << r.status << "," << (ran ? fixed(r.seconds, 3) : "") << "," << csvField(r.device) << ","
+            << "," << r.status << "," << (ran ? fixed(r.seconds, 3) : "") << ","
+            << (ran ? fixed(r.cpu_seconds, 3) : "") << "," << csvField(r.device) << ","
             << (r.status == "ok" ? std::to_string(r.iterations) : "") << "," << fixed(r.psnr_db, 3) << ","
             << fixed(r.error_percent, 3) << "," << r.slurm_state << "," << csvField(r.message) << "\n";
         rows.push_back({{"index", row.index}, {"input", row.input},
                         {"output", fs::path(p.output(row)).filename().string()}, {"status", r.status},
-                        {"seconds", ran ? Json(r.seconds) : Json(nullptr)}, {"device", r.device},
+                        {"seconds", ran ? Json(r.seconds) : Json(nullptr)},
+                        {"cpu_seconds", ran ? Json(r.cpu_seconds) : Json(nullptr)}, {"device", r.device},
                         {"iterations", r.status == "ok" ? Json(r.iterations) : Json(nullptr)},
                         {"psnr_db", optionalNumber(r.psnr_db)}, {"error_percent", optionalNumber(r.error_percent)},
                         {"slurm_state", r.slurm_state}, {"message", r.message}, {"recipe_hash", row.hash},

@@ -174,7 +174,8 @@ def local_checks(cli):
         if status["a_damaged.h5"]["status"] != "failed" or "a_damaged.h5" not in status["a_damaged.h5"]["message"]:
             fail(f"the damaged row: {status['a_damaged.h5']}")
         for name in ("d_noisy.h5", "c_small.h5", "b_big.h5"):
-            if status[name]["status"] != "ok" or not float(status[name]["psnr_db"]) > 15:
+            if status[name]["status"] != "ok" or not float(status[name]["psnr_db"]) > 15 \
+                    or not float(status[name]["cpu_seconds"]) > 0:
                 fail(f"{name}: {status[name]}")
         if status["c_small.h5"]["iterations"] != "4" or status["b_big.h5"]["iterations"] != "15":
             fail("the per-row iterations override was not applied to that row only")
