@@ -564,7 +564,7 @@ void writeSummary(const Plan& p, const std::vector<Result>& results) {
             << (ran ? fixed(r.cpu_seconds, 3) : "") << "," << csvField(r.device) << ","
             << (r.status == "ok" ? std::to_string(r.iterations) : "") << "," << fixed(r.psnr_db, 3) << ","
             << fixed(r.error_percent, 3) << "," << r.slurm_state << "," << csvField(r.message) << "\n";
-        rows.push_back({{"index", row.index}, {"input", row.input},
+        rows.push_back({{"index", row.index}, {"name", row.name}, {"input", row.input},
                         {"output", fs::path(p.output(row)).filename().string()}, {"status", r.status},
                         {"seconds", ran ? Json(r.seconds) : Json(nullptr)},
                         {"cpu_seconds", ran ? Json(r.cpu_seconds) : Json(nullptr)}, {"device", r.device},
