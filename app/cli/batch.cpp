@@ -395,24 +395,20 @@ struct Captured {
     std::string out;
 };
 
+// A Slurm client's full path (execve needs one); throws when it is not on PATH.
+std::string slurmTool(const std::string& name) {
+    std::stringstream path(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+    for (std::string dir; std::getline(path, dir, ':');)
+        if (!dir.empty() && ::access((fs::path(dir) / name).c_str(), X_OK) == 0) return (fs::path(dir) / name).string();
+    throw Error("'" + name + "' not found on PATH: is this a Slurm submit host?");
+}
+
 // Runs a Slurm client command and captures its output (stdout and stderr).
 Captured capture(const std::vector<std::string>& argv) {
     const std::string log = (fs::temp_directory_path() / ("reconstudio-slurm-" + std::to_string(::getpid()) + "-" +
                                                           std::to_string(now()) + ".out")).string();
     std::vector<std::string> resolved = argv;
-    // execve needs a path: find the tool on PATH.
-    if (resolved[0].find('/') == std::string::npos) {
-        std::stringstream path(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
-        std::string dir;
-        bool found = false;
-        while (std::getline(path, dir, ':'))
-            if (!dir.empty() && ::access((fs::path(dir) / argv[0]).c_str(), X_OK) == 0) {
-                resolved[0] = (fs::path(dir) / argv[0]).string();
-                found = true;
-                break;
-            }
-        if (!found) throw Error("'" + argv[0] + "' not found on PATH: is this a Slurm submit host?");
-    }
+    resolved[0] = slurmTool(argv[0]);
     Captured c;
     const int status = runProcess(resolved, {}, log);
     c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -693,6 +689,7 @@ int cmdRun(const std::vector<std::string>& args) {
         if (a.has("gpus-per-task")) s.gpus_per_task = flags.slurm.gpus_per_task;
         if (a.has("max-parallel")) s.max_parallel = flags.slurm.max_parallel;
     }
+    if (p.engine == "slurm") slurmTool("sbatch");  // before anything is written
     p.rows = readManifest(a.get("manifest"));
     // Each row's effective recipe, checked before anything is written or run.
     std::vector<io::Recipe> row_recipes;

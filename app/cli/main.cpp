@@ -79,6 +79,15 @@ Simulate:
   --case NAME | --kind radial-3d|stack-of-spirals|radial-2d|spiral-2d --n N
   [--readouts R] [--readout L] [--undersampling U] [--snr DB] [--seed S] --output FILE
 
+Batch (docs/BATCH.md):
+  batch --recipe R --manifest M --output-dir D [--engine local|slurm] [-j N] [--gpus 0,1]
+        [--partition P] [--time T] [--mem M] [--gpus-per-task G] [--max-parallel K]
+                         M: a folder, a glob or a CSV (input + per-row overrides);
+                         writes D/NAME.EXT per data set and D/summary.csv, D/summary.json;
+                         a re-run skips rows complete for the same recipe
+  batch status D         each row's state (Slurm's too); rewrites the summary
+  batch retry D [-j N]   runs or resubmits only the failed and missing rows
+
 Ctrl-C cancels at the next CG iteration; the last complete iterate is kept and written.
   --help, --version
 )";

@@ -150,6 +150,11 @@ def local_checks(cli):
                 fail(f"batch {args}: exit {res.returncode}, expected {expected!r} in {res.stderr!r}")
             if os.path.exists(f"{tmp}/refused/batch.json"):
                 fail(f"batch {args}: wrote a plan although refused")
+        # --engine slurm where sbatch is missing: said before anything is written.
+        res = run(cli, "batch", "--engine", "slurm", "--recipe", r, "--manifest", inputs, "--output-dir",
+                  f"{tmp}/refused", env=dict(os.environ, PATH="/nonexistent"))
+        if res.returncode == 0 or "'sbatch' not found" not in res.stderr or os.path.exists(f"{tmp}/refused"):
+            fail(f"--engine slurm without sbatch: exit {res.returncode}, {res.stderr!r}")
         write(f"{tmp}/badcol.csv", "input,lamda\nin/b_big.h5,3\n")
         res = run(cli, "batch", "--recipe", r, "--manifest", f"{tmp}/badcol.csv", "--output-dir", f"{tmp}/refused")
         if res.returncode == 0 or "column 'lamda'" not in res.stderr:
