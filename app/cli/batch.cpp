@@ -351,6 +351,13 @@ int runProcess(const std::vector<std::string>& argv, const std::map<std::string,
 Result runRow(const Plan& p, const Row& row, const std::map<std::string, std::string>& env) {
     fs::create_directories(p.path("results"));
     fs::create_directories(p.path("logs"));
+    // Temporaries of an earlier attempt that was killed while writing (AtomicOutput's
+    // ".NAME.part-*" names); nothing else writes this row's outputs now.
+    for (const auto& e : fs::directory_iterator(p.dir)) {
+        const std::string f = e.path().filename().string();
+        if (f.rfind("." + row.name + ".part-", 0) == 0 || f.rfind("." + row.name + "-gridding.part-", 0) == 0)
+            fs::remove(e.path());
+    }
     const std::string report = p.path("results/." + row.name + ".report.json");
     std::vector<std::string> argv = {selfExecutable(), "recon", "--recipe", p.recipeFile(row), "--input", row.input,
                                      "--output", p.output(row), "--report", report, "--quiet"};

@@ -239,11 +239,15 @@ def local_checks(cli):
         res = run(cli, *args, env=env)
         if "4 of 4 data sets to reconstruct" not in res.stderr:
             fail(f"a changed recipe did not re-run every row: {res.stderr}")
-        # A removed output is noticed: that row runs again.
+        # A removed output is noticed: that row runs again, and the temporary a killed
+        # writer would have left behind is cleared.
         os.remove(f"{out}/c_small.cfl")
+        write(f"{out}/.c_small.part-99999-0.cfl", "half an image")
         res = run(cli, *args, env=env)
         if "2 of 4 data sets to reconstruct (2 complete" not in res.stderr or not os.path.exists(f"{out}/c_small.cfl"):
             fail(f"a missing output was not reconstructed again: {res.stderr}")
+        if os.path.exists(f"{out}/.c_small.part-99999-0.cfl"):
+            fail("a stale temporary of the re-run row was left")
         print(f"OK: resume after a stop (skipped {sorted(before)}), recipe change, missing output")
 
 
