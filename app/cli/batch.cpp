@@ -36,6 +36,9 @@ using Json = nlohmann::json;
 
 constexpr int kPlanVersion = 1;
 constexpr int kMaxWorkers = 256;
+// Slurm's default MaxArraySize is 1001 (indices 0 ... 1000): larger batches put
+// several rows into each array task unless --rows-per-task says otherwise.
+constexpr int kDefaultMaxArrayTasks = 1000;
 
 // ---------------------------------------------------------------- the plan
 
@@ -54,7 +57,15 @@ struct Plan {
     std::vector<std::string> gpus;  // local engine: one per worker, round robin
     io::Recipe recipe;    // the batch's recipe, before per-row overrides
     std::vector<Row> rows;
-    std::vector<std::pair<std::string, std::string>> slurm_jobs;  // job id, array spec
+    int rows_per_task = 0;  // Slurm: rows one array task reconstructs in turn (0: as few as fit one array)
+    // One sbatch job array: its task t reconstructs rows[t*rows_per_task ...] in turn.
+    struct Submission {
+        std::string job;  // Slurm's job id ("" until sbatch answered)
+        std::vector<int> rows;
+        int rows_per_task = 1;
+        std::string array;
+    };
+    std::vector<Submission> slurm_jobs;
 
     std::string path(const std::string& rel) const { return (fs::path(dir) / rel).string(); }
     std::string recipeFile(const Row& r) const { return path("recipes/" + r.name + ".json"); }
@@ -83,9 +94,10 @@ void savePlan(const Plan& p) {
         rows.push_back({{"index", r.index}, {"input", r.input}, {"name", r.name}, {"overrides", r.overrides},
                         {"hash", r.hash}});
     Json jobs = Json::array();
-    for (const auto& [id, array] : p.slurm_jobs) jobs.push_back({{"job", id}, {"array", array}});
+    for (const auto& sub : p.slurm_jobs)
+        jobs.push_back({{"job", sub.job}, {"rows", sub.rows}, {"rows_per_task", sub.rows_per_task}, {"array", sub.array}});
     const Json j = {{"reconstudio_batch", kPlanVersion}, {"engine", p.engine}, {"workers", p.workers},
-                    {"gpus", p.gpus}, {"rows", rows}, {"slurm_jobs", jobs}};
+                    {"gpus", p.gpus}, {"rows_per_task", p.rows_per_task}, {"rows", rows}, {"slurm_jobs", jobs}};
     io::writeTextAtomically(p.path("batch.json"), j.dump(2) + "\n");
 }
 
@@ -104,7 +116,10 @@ Plan loadPlan(const std::string& dir_arg) {
         for (const Json& r : j.at("rows"))
             p.rows.push_back({r.at("index").get<int>(), r.at("input").get<std::string>(), r.at("name").get<std::string>(),
                               r.at("overrides").get<std::map<std::string, std::string>>(), r.at("hash").get<std::string>()});
-        for (const Json& s : j.at("slurm_jobs")) p.slurm_jobs.emplace_back(s.at("job"), s.at("array"));
+        p.rows_per_task = j.at("rows_per_task").get<int>();
+        for (const Json& s : j.at("slurm_jobs"))
+            p.slurm_jobs.push_back({s.at("job").get<std::string>(), s.at("rows").get<std::vector<int>>(),
+                                    s.at("rows_per_task").get<int>(), s.at("array").get<std::string>()});
     } catch (const Json::exception& e) {
         throw InputError("batch plan '" + file + "' is damaged: " + e.what());
     }
@@ -424,7 +439,7 @@ Captured capture(const std::vector<std::string>& argv) {
     return c;
 }
 
-// "0-2,5": the compact list of indices sbatch --array takes.
+// "0-2,5": row indices, compactly (for messages).
 std::string arraySpec(const std::vector<int>& indices) {
     std::string out;
     for (std::size_t i = 0; i < indices.size();) {
@@ -449,7 +464,8 @@ void writeJobScript(const Plan& p) {
     fs::create_directories(p.path("logs"));  // Slurm opens each task's --output there before the task runs
     std::ostringstream sh;
     sh << "#!/bin/sh\n"
-       << "# One task of a ReconStudio batch: reconstructs row $SLURM_ARRAY_TASK_ID of batch.json.\n"
+       << "# One task of a ReconStudio batch: the rows of array task $SLURM_ARRAY_TASK_ID of\n"
+       << "# submission $1 (batch.json's slurm_jobs), one after the other.\n"
        << "#SBATCH --job-name=reconstudio-batch\n"
        << "#SBATCH --output=" << p.path("logs/slurm-%A_%a.out") << "\n"
        << "#SBATCH --ntasks=1\n";
@@ -458,7 +474,7 @@ void writeJobScript(const Plan& p) {
     if (!s.memory.empty()) sh << "#SBATCH --mem=" << s.memory << "\n";
     if (s.gpus_per_task > 0) sh << "#SBATCH --gpus-per-task=" << s.gpus_per_task << "\n";
     sh << "exec " << shellQuote(selfExecutable()) << " batch task " << shellQuote(p.dir)
-       << " --index \"$SLURM_ARRAY_TASK_ID\"\n";
+       << " --submission \"$1\" --task \"$SLURM_ARRAY_TASK_ID\"\n";
     io::writeTextAtomically(p.path("batch.sbatch"), sh.str());
     fs::permissions(p.path("batch.sbatch"), fs::perms::owner_exec, fs::perm_options::add);
 }
@@ -466,16 +482,28 @@ void writeJobScript(const Plan& p) {
 void submit(Plan& p, const std::vector<int>& indices) {
     if (indices.empty()) return;
     writeJobScript(p);
-    std::string array = arraySpec(indices);
-    if (p.recipe.slurm.max_parallel > 0) array += "%" + std::to_string(p.recipe.slurm.max_parallel);
-    const Captured c = capture({"sbatch", "--parsable", "--array=" + array, p.path("batch.sbatch")});
-    const std::string id = trim(c.out.substr(0, c.out.find_first_of(";\n")));
-    if (c.status != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
-        throw Error("sbatch failed (status " + std::to_string(c.status) + "): " + trim(c.out));
-    p.slurm_jobs.emplace_back(id, array);
+    Plan::Submission sub;
+    sub.rows = indices;
+    const int n = int(indices.size());
+    sub.rows_per_task = p.rows_per_task > 0 ? p.rows_per_task : (n + kDefaultMaxArrayTasks - 1) / kDefaultMaxArrayTasks;
+    const int tasks = (n + sub.rows_per_task - 1) / sub.rows_per_task;
+    sub.array = "0-" + std::to_string(tasks - 1);
+    if (p.recipe.slurm.max_parallel > 0) sub.array += "%" + std::to_string(p.recipe.slurm.max_parallel);
+    // Recorded before sbatch: a task may start before sbatch has even answered.
+    p.slurm_jobs.push_back(sub);
     savePlan(p);
-    std::fprintf(stderr, "submitted Slurm job %s, array %s (%zu data sets)\n", id.c_str(), array.c_str(),
-                 indices.size());
+    const std::string number = std::to_string(p.slurm_jobs.size() - 1);
+    const Captured c = capture({"sbatch", "--parsable", "--array=" + sub.array, p.path("batch.sbatch"), number});
+    const std::string id = trim(c.out.substr(0, c.out.find_first_of(";\n")));
+    if (c.status != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+        p.slurm_jobs.pop_back();
+        savePlan(p);
+        throw Error("sbatch failed (status " + std::to_string(c.status) + "): " + trim(c.out));
+    }
+    p.slurm_jobs.back().job = id;
+    savePlan(p);
+    std::fprintf(stderr, "submitted Slurm job %s, array %s: %d data sets, %d per task (rows %s)\n", id.c_str(),
+                 sub.array.c_str(), n, sub.rows_per_task, arraySpec(indices).c_str());
 }
 
 // Each row's Slurm state, from its latest submission: squeue while the
@@ -483,7 +511,8 @@ void submit(Plan& p, const std::vector<int>& indices) {
 std::map<int, std::string> slurmStates(const Plan& p, std::string* note) {
     std::map<std::string, std::string> by_task;  // "job_index" -> state
     std::string ids;
-    for (const auto& [id, array] : p.slurm_jobs) ids += (ids.empty() ? "" : ",") + id;
+    for (const auto& sub : p.slurm_jobs)
+        if (!sub.job.empty()) ids += (ids.empty() ? "" : ",") + sub.job;
     if (ids.empty()) return {};
     auto parse = [&](const std::string& out) {
         std::stringstream in(out);
@@ -502,10 +531,10 @@ std::map<int, std::string> slurmStates(const Plan& p, std::string* note) {
     if (a.status == 0) parse(a.out);
     else if (note) *note = "sacct unavailable (" + trim(a.out.substr(0, a.out.find('\n'))) + "): states from squeue only";
     std::map<int, std::string> states;
-    for (const auto& [id, array] : p.slurm_jobs)  // later submissions overwrite earlier ones
-        for (const Row& r : p.rows) {
-            auto it = by_task.find(id + "_" + std::to_string(r.index));
-            if (it != by_task.end()) states[r.index] = it->second;
+    for (const auto& sub : p.slurm_jobs)  // later submissions overwrite earlier ones
+        for (std::size_t k = 0; k < sub.rows.size(); ++k) {
+            auto it = by_task.find(sub.job + "_" + std::to_string(int(k) / sub.rows_per_task));
+            if (it != by_task.end()) states[sub.rows[k]] = it->second;
         }
     return states;
 }
@@ -661,7 +690,7 @@ void installStopHandlers() {
 int cmdRun(const std::vector<std::string>& args) {
     Arguments a(args,
                 {"recipe", "manifest", "output-dir", "engine", "jobs", "gpus", "partition", "time", "mem",
-                 "gpus-per-task", "max-parallel"},
+                 "gpus-per-task", "max-parallel", "rows-per-task"},
                 {});
     for (const char* required : {"recipe", "manifest", "output-dir"})
         if (!a.has(required)) throw UsageError(std::string("batch needs --") + required);
@@ -672,6 +701,9 @@ int cmdRun(const std::vector<std::string>& args) {
     if (p.workers < 1 || p.workers > kMaxWorkers)
         throw UsageError("-j expects between 1 and " + std::to_string(kMaxWorkers) + " workers, got " + a.get("jobs"));
     if (p.engine == "slurm" && a.has("jobs")) throw UsageError("-j is for --engine local; Slurm's array throttle is --max-parallel");
+    p.rows_per_task = a.integer("rows-per-task", 0);
+    if ((a.has("rows-per-task") && p.rows_per_task < 1) || p.rows_per_task > 100000) throw UsageError("--rows-per-task expects between 1 and 100000");
+    if (a.has("rows-per-task") && p.engine != "slurm") throw UsageError("--rows-per-task is for --engine slurm");
     if (a.has("gpus")) {
         std::stringstream in(a.get("gpus"));
         for (std::string g; std::getline(in, g, ',');)
@@ -765,15 +797,23 @@ int cmdRetry(const std::vector<std::string>& args) {
 int cmdTask(const std::vector<std::string>& args) {
     std::vector<std::string> rest;
     const Plan p = loadPlan(folderArgument(args, "task", &rest));
-    Arguments a(rest, {"index"}, {});
-    if (!a.has("index")) throw UsageError("batch task needs --index I");
-    const int index = a.integer("index", -1);
-    auto it = std::find_if(p.rows.begin(), p.rows.end(), [&](const Row& r) { return r.index == index; });
-    if (it == p.rows.end()) throw UsageError("batch task: no row " + std::to_string(index) + " in " + p.dir);
-    if (isComplete(p, *it, loadResult(p, *it))) return 0;
-    const Result r = runRow(p, *it, {});
-    std::fprintf(stderr, "%s: %s %.2f s %s\n", it->name.c_str(), r.status.c_str(), r.seconds, r.message.c_str());
-    return r.status == "ok" ? 0 : 1;
+    Arguments a(rest, {"submission", "task"}, {});
+    if (!a.has("submission") || !a.has("task")) throw UsageError("batch task needs --submission S --task T");
+    const int s = a.integer("submission", -1), t = a.integer("task", -1);
+    if (s < 0 || s >= int(p.slurm_jobs.size())) throw UsageError("batch task: no submission " + a.get("submission") + " in " + p.dir);
+    const Plan::Submission& sub = p.slurm_jobs[std::size_t(s)];
+    const int first = t * sub.rows_per_task;
+    if (t < 0 || first >= int(sub.rows.size())) throw UsageError("batch task: submission " + a.get("submission") + " has no task " + a.get("task"));
+    bool all_ok = true;
+    for (int k = first; k < std::min<int>(first + sub.rows_per_task, int(sub.rows.size())); ++k) {
+        auto it = std::find_if(p.rows.begin(), p.rows.end(), [&](const Row& r) { return r.index == sub.rows[std::size_t(k)]; });
+        if (it == p.rows.end()) throw UsageError("batch task: no row " + std::to_string(sub.rows[std::size_t(k)]) + " in " + p.dir);
+        if (isComplete(p, *it, loadResult(p, *it))) continue;
+        const Result r = runRow(p, *it, {});
+        std::fprintf(stderr, "%s: %s %.2f s %s\n", it->name.c_str(), r.status.c_str(), r.seconds, r.message.c_str());
+        all_ok = all_ok && r.status == "ok";
+    }
+    return all_ok ? 0 : 1;
 }
 
 }  // namespace

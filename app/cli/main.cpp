@@ -82,6 +82,7 @@ Simulate:
 Batch (docs/BATCH.md):
   batch --recipe R --manifest M --output-dir D [--engine local|slurm] [-j N] [--gpus 0,1]
         [--partition P] [--time T] [--mem M] [--gpus-per-task G] [--max-parallel K]
+        [--rows-per-task R]
                          M: a folder, a glob or a CSV (input + per-row overrides);
                          writes D/NAME.EXT per data set and D/summary.csv, D/summary.json;
                          a re-run skips rows complete for the same recipe

@@ -214,8 +214,8 @@ def slurm_checks(cli, t, cluster, tmp):
         t.fail(f"batch retry: exit {res.returncode}\n{res.stdout}\n{res.stderr}")
     with open(f"{out}/batch.json") as f:
         jobs = json.load(f)["slurm_jobs"]
-    if len(jobs) != 2 or jobs[1]["array"] != "1-2":
-        t.fail(f"retry should submit rows 1-2 only: {jobs}")
+    if len(jobs) != 2 or jobs[1]["rows"] != [1, 2] or jobs[1]["array"] != "0-1":
+        t.fail(f"retry should submit rows 1 and 2 only: {jobs}")
     wait_done(jobs[1]["job"], 300)
     res = run("batch", "status", out)
     rows, js = t.summary(out)
@@ -224,8 +224,23 @@ def slurm_checks(cli, t, cluster, tmp):
         t.fail(f"after retry: {states} {rows[2]}\n{res.stdout}\n{res.stderr}")
     if js["counts"] != {"ok": 3, "failed": 1, "pending": 0}:
         t.fail(f"counts after retry: {js['counts']}")
+    # Several rows per array task (what keeps thousands of rows within MaxArraySize).
+    out3 = f"{tmp}/out3"
+    res = run("batch", "--engine", "slurm", "--rows-per-task", "3", "--recipe", recipe, "--manifest", inputs,
+              "--output-dir", out3)
+    with open(f"{out3}/batch.json") as f:
+        sub = json.load(f)["slurm_jobs"][0]
+    if res.returncode != 0 or sub["array"] != "0-1" or sub["rows_per_task"] != 3:
+        t.fail(f"--rows-per-task 3 over 4 rows: exit {res.returncode}, {sub}\n{res.stderr}")
+    wait_done(sub["job"], 300)
+    res = run("batch", "status", out3)
+    rows3, _ = t.summary(out3)
+    if [r["status"] for r in rows3] != ["failed", "ok", "ok", "ok"] or \
+            [r["slurm_state"] for r in rows3] != ["FAILED", "FAILED", "FAILED", "COMPLETED"]:
+        t.fail(f"rows per task: {[(r['status'], r['slurm_state']) for r in rows3]}\n{res.stdout}")
+    t.assert_same_image(f"{out3}/b_big", f"{tmp}/b_big-direct", "a row of a 3-row task vs direct recon")
     print(f"OK: Slurm job {job}: damaged row failed with its message, killed task {victim} "
-          f"retried as job {jobs[1]['job']}, outputs equal a direct recon")
+          f"retried as job {jobs[1]['job']}, outputs equal a direct recon; 4 rows in 2 tasks of 3")
 
 
 def main(cli, t):
