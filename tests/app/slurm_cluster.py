@@ -131,6 +131,16 @@ PartitionName=batch Nodes={host} Default=YES MaxTime=INFINITE State=UP
         skip(f"{why} within {seconds} s\n{self.log_tails()}")
 
     def stop(self):
+        # Jobs first (a failed check may leave tasks running), so no slurmstepd outlives
+        # its slurmd; SLURM_CONF keeps this to the cluster started here.
+        if any(name == "slurmctld" and p.poll() is None for name, p in self.procs):
+            subprocess.run(["scancel", "--full", "--user", "root"], env=self.env, capture_output=True, timeout=30)
+            deadline = time.time() + 20
+            while time.time() < deadline:
+                q = subprocess.run(["squeue", "-h"], env=self.env, capture_output=True, text=True, timeout=30)
+                if q.returncode != 0 or not q.stdout.strip():
+                    break
+                time.sleep(0.3)
         for name, p in reversed(self.procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
