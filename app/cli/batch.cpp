@@ -744,10 +744,23 @@ int cmdRun(const std::vector<std::string>& args) {
     fs::create_directories(dir, ec);
     if (!fs::is_directory(dir)) throw InputError("--output-dir '" + a.get("output-dir") + "' cannot be created: " + ec.message());
     p.dir = dir.string();
-    if (fs::exists(p.path("batch.json"))) {  // a re-run keeps the jobs already submitted
+    if (fs::exists(p.path("batch.json"))) {
+        // A re-run over the same data sets keeps the jobs already submitted. Their tasks
+        // find rows by position in this plan, so another manifest must wait for them.
+        std::optional<Plan> old;
         try {
-            p.slurm_jobs = loadPlan(p.dir).slurm_jobs;
+            old = loadPlan(p.dir);
         } catch (const InputError&) {
+        }
+        auto same = [](const Row& x, const Row& y) { return x.name == y.name && x.input == y.input; };
+        if (old && std::equal(old->rows.begin(), old->rows.end(), p.rows.begin(), p.rows.end(), same)) {
+            p.slurm_jobs = old->slurm_jobs;
+        } else if (old && old->engine == "slurm") {
+            std::string ignored;
+            for (const Result& r : collect(*old, &ignored))
+                if (isActive(r.slurm_state))
+                    throw InputError("'" + p.dir + "' has Slurm jobs of another manifest still queued or running; "
+                                     "wait for them (batch status) or scancel them, or use another --output-dir");
         }
     }
     fs::create_directories(p.path("recipes"));

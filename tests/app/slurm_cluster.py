@@ -187,6 +187,16 @@ def slurm_checks(cli, t, cluster, tmp):
     if "--time=00:10:00" not in script or "--mem=300M" not in script:
         t.fail(f"the recipe's Slurm resources are not in the job script:\n{script}")
 
+    # Another manifest into the same folder while these tasks run: refused, plan untouched.
+    with open(f"{out}/batch.json") as f:
+        plan = f.read()
+    res = run("batch", "--engine", "slurm", "--recipe", recipe, "--manifest", inputs, "--output-dir", out)
+    if res.returncode == 0 or "another manifest" not in res.stderr:
+        t.fail(f"a second manifest over running tasks: exit {res.returncode}\n{res.stderr}")
+    with open(f"{out}/batch.json") as f:
+        if f.read() != plan:
+            t.fail("a refused batch rewrote the plan")
+
     # Kill the slow row's task once it is reconstructing.
     victim = f"{job}_2"
     deadline = time.time() + 120
