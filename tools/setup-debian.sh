@@ -13,4 +13,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libvtk9-dev libhdf5-dev libismrmrd-dev ismrmrd-tools libnifti2-dev libpng-dev \
   xvfb xauth libgl1-mesa-dri \
   bart dpkg-dev file appstream desktop-file-utils \
+  nlohmann-json3-dev slurm-wlm munge \
   > /dev/null

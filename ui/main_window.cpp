@@ -193,6 +193,7 @@ void MainWindow::buildMenus() {
     file->addAction(save_csv_action_);
     file->addAction(save_settings_action_);
     file->addAction(load_settings_action_);
+    addBatchActions(file);
     file->addSeparator();
     file->addAction(quit_action_);
 

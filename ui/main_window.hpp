@@ -59,6 +59,10 @@ public:
     bool saveConvergenceCsv(const QString& path, QString* error = nullptr);
     bool saveSettings(const QString& path, QString* error = nullptr);
     bool loadSettings(const QString& path, QString* error = nullptr);
+    // Recipes and batch summaries (main_window_batch.cpp; docs/RECIPE.md, docs/BATCH.md).
+    bool exportRecipe(const QString& path, QString* error = nullptr);
+    bool openRecipe(const QString& path, QString* error = nullptr);
+    bool openBatchSummary(const QString& summary_json, QString* error = nullptr);
 
     QStringList recentFiles() const { return recent_files_; }
 
@@ -70,6 +74,7 @@ protected:
 private:
     void buildActions();
     void buildMenus();
+    void addBatchActions(QMenu* file);
     void buildToolBar();
     void buildDocks();
     void buildStatusBar();

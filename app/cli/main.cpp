@@ -10,11 +10,14 @@
 #include <sstream>
 
 #include "arguments.hpp"
+#include "batch.hpp"
+#include "recipe_options.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/core/host_memory.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
+#include "recon/io/file_util.hpp"
 #include "recon/nufft/fft.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -41,6 +44,7 @@ Commands:
   simulate    make a data set (analytic phantom + trajectory + noise) and write it
   cases       list the built-in demo cases
   benchmark   time the backends (F^H d, Q, CG; paper's Figure 9); --help for options
+  batch       one recipe over many data sets, locally or on Slurm (docs/BATCH.md)
 
 Data (compare, recon):
   --case NAME            a built-in demo case (default: "default", 3D 64^3 radial)
@@ -68,10 +72,22 @@ Output (recon):
   --output FILE          iterative image: .h5 (results), .cfl, .nii[.gz], .png
   --gridding-output FILE Kaiser-Bessel gridding image, same formats
   --only M               gridding-trilinear | gridding-kb | iterative (default: all)
+  --recipe FILE          settings from a recipe (docs/RECIPE.md); options typed here win
+  --report FILE          (recon) device, iterations, PSNR/error as JSON
 
 Simulate:
   --case NAME | --kind radial-3d|stack-of-spirals|radial-2d|spiral-2d --n N
   [--readouts R] [--readout L] [--undersampling U] [--snr DB] [--seed S] --output FILE
+
+Batch (docs/BATCH.md):
+  batch --recipe R --manifest M --output-dir D [--engine local|slurm] [-j N] [--gpus 0,1]
+        [--partition P] [--time T] [--mem M] [--gpus-per-task G] [--max-parallel K]
+        [--rows-per-task R]
+                         M: a folder, a glob or a CSV (input + per-row overrides);
+                         writes D/NAME.EXT per data set and D/summary.csv, D/summary.json;
+                         a re-run skips rows complete for the same recipe
+  batch status D         each row's state (Slurm's too); rewrites the summary
+  batch retry D [-j N]   runs or resubmits only the failed and missing rows
 
 Ctrl-C cancels at the next CG iteration; the last complete iterate is kept and written.
   --help, --version
@@ -325,8 +341,9 @@ int cmdCompare(const std::vector<std::string>& args) {
     return it.cancelled ? 130 : 0;
 }
 
-int cmdRecon(const std::vector<std::string>& args) {
-    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "only"}}), {"quiet"});
+int cmdRecon(const std::vector<std::string>& typed) {
+    const std::vector<std::string> args = expandRecipe(typed);
+    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "only", "report"}}), {"quiet"});
     const bool quiet = a.flag("quiet");
     const std::string only = a.get("only", "all");
     if (only != "all" && only != "iterative" && only != "gridding-kb" && only != "gridding-trilinear")
@@ -371,9 +388,17 @@ int cmdRecon(const std::vector<std::string>& args) {
         write(a.get("output"), main, !rec.iterative.empty() ? "iterative" : "gridding");
     }
     if (a.has("gridding-output")) write(a.get("gridding-output"), rec.gridding_kb, "gridding-kb");
-    if (d.hasTruth() && !quiet && !rec.iterative.empty()) {
-        Quality q = measureQuality(rec.iterative, d.truth, false);
-        std::fprintf(stderr, "iterative: PSNR %.2f dB, error %.2f %%\n", q.psnr_db, q.error_percent);
+    std::optional<Quality> quality;
+    if (d.hasTruth() && !rec.iterative.empty()) quality = measureQuality(rec.iterative, d.truth, false);
+    if (quality && !quiet) std::fprintf(stderr, "iterative: PSNR %.2f dB, error %.2f %%\n", quality->psnr_db, quality->error_percent);
+    if (a.has("report")) {
+        // What a batch row records (app/cli/batch.cpp): device, iterations, quality.
+        std::ostringstream j;
+        j << "{\"device\":" << jsonString(rec.backend) << ",\"iterations\":" << rec.iterations
+          << ",\"cancelled\":" << (cancelled ? "true" : "false")
+          << ",\"psnr_db\":" << (quality ? jsonNumber(quality->psnr_db) : "null")
+          << ",\"error_percent\":" << (quality ? jsonNumber(quality->error_percent) : "null") << "}\n";
+        io::writeTextAtomically(a.get("report"), j.str());
     }
     return cancelled ? 130 : 0;
 }
@@ -442,6 +467,7 @@ int main(int argc, char** argv) {
         if (cmd == "recon") return cmdRecon(args);
         if (cmd == "simulate") return cmdSimulate(args);
         if (cmd == "cases") return cmdCases();
+        if (cmd == "batch") return runBatchCommand(args);
         if (cmd == "benchmark") {
 #ifdef RECONSTUDIO_HAVE_BENCHMARK
             return runBenchmark(args);

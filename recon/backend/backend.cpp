@@ -26,12 +26,6 @@ LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const G
     return normal ? withNormal(f, normal) : f;
 }
 
-BackendChoice parseBackendChoice(const std::string& s) {
-    if (s == "auto") return BackendChoice::Auto;
-    if (s == "cpu") return BackendChoice::Cpu;
-    if (s == "cuda" || s == "gpu") return BackendChoice::Cuda;
-    throw std::invalid_argument("unknown backend '" + s + "' (expected auto, cpu or cuda)");
-}
 
 std::unique_ptr<Backend> createBackend(BackendChoice c, Precision p, std::string* note) {
     std::string why;

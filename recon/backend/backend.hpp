@@ -107,8 +107,6 @@ public:
 LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const Grid& grid, const std::vector<double>& phi,
                                   const FourierMethod& method, std::shared_ptr<const ToeplitzOperator> normal);
 
-enum class BackendChoice { Auto, Cpu, Cuda };
-BackendChoice parseBackendChoice(const std::string& s);  // "auto" | "cpu" | "cuda"
 
 std::unique_ptr<Backend> createCpuBackend(Precision p, int threads = 0);
 // Null (and *why set) when CUDA is not built in, no device is usable, or init fails.

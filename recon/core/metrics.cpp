@@ -1,3 +1,4 @@
+#include "recon/core/errors.hpp"
 #include "recon/core/metrics.hpp"
 
 #include <algorithm>
@@ -8,7 +9,7 @@
 namespace recon {
 
 cdouble optimalScale(const ComplexArray& image, const ComplexArray& truth) {
-    if (image.size() != truth.size()) throw std::invalid_argument("optimalScale: image and truth differ in size");
+    if (image.size() != truth.size()) throw InputError("optimalScale: image and truth differ in size");
     cdouble num = 0;
     double den = 0;
     for (std::size_t i = 0; i < image.size(); ++i) {
@@ -36,7 +37,7 @@ Quality qualityFromErrorNorm(double e2, double truth_norm2, double truth_max, st
 }
 
 Quality measureQuality(const ComplexArray& image, const ComplexArray& truth, bool rescale) {
-    if (image.size() != truth.size()) throw std::invalid_argument("measureQuality: image and truth differ in size");
+    if (image.size() != truth.size()) throw InputError("measureQuality: image and truth differ in size");
     const cdouble a = rescale ? optimalScale(image, truth) : cdouble(1.0);
     double e2 = 0;
     for (std::size_t i = 0; i < image.size(); ++i) e2 += std::norm(a * image[i] - truth[i]);

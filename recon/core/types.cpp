@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "recon/core/conventions.hpp"
+#include "recon/core/errors.hpp"
 
 namespace recon {
 
@@ -119,6 +120,13 @@ bool trajectoryInBand(const Grid& g, const Trajectory& t, std::string* why) {
         }
     }
     return true;
+}
+
+BackendChoice parseBackendChoice(const std::string& s) {
+    if (s == "auto") return BackendChoice::Auto;
+    if (s == "cpu") return BackendChoice::Cpu;
+    if (s == "cuda" || s == "gpu") return BackendChoice::Cuda;
+    throw InputError("unknown backend '" + s + "' (expected auto, cpu or cuda)");
 }
 
 }  // namespace recon

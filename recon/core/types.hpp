@@ -20,6 +20,10 @@ using ComplexArray = std::vector<cdouble>;
 
 enum class Precision { Single, Double };
 std::string toString(Precision p);
+
+// Which backend a run asks for (recon/backend creates it).
+enum class BackendChoice { Auto, Cpu, Cuda };
+BackendChoice parseBackendChoice(const std::string& s);  // "auto" | "cpu" | "cuda"
 Precision parsePrecision(const std::string& s);  // "float32"/"single", "float64"/"double"
 
 // An image grid: dims = 2 or 3, n[2] == 1 in 2D. Memory order: x fastest.

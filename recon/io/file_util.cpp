@@ -106,6 +106,12 @@ void writeBytes(const std::string& path, const void* data, std::size_t bytes) {
         throw Error("cannot write '" + path + "': " + std::strerror(err ? err : EIO));
 }
 
+void writeTextAtomically(const std::string& path, const std::string& text) {
+    AtomicOutput out(path);
+    writeBytes(out.path(), text.data(), text.size());
+    out.commit();
+}
+
 bool multiplyChecked(std::uint64_t a, std::uint64_t b, std::uint64_t* out) {
     return !__builtin_mul_overflow(a, b, out);
 }

@@ -44,6 +44,10 @@ private:
 // reader never sees a header without its data.
 void commitAll(std::vector<AtomicOutput*> outputs);
 
+// `text` as the whole of `path`, through an AtomicOutput: readers see the old
+// file or the new one, never half of it.
+void writeTextAtomically(const std::string& path, const std::string& text);
+
 // Bytes written with ordinary stdio, with errors turned into recon::Error.
 void writeBytes(const std::string& path, const void* data, std::size_t bytes);
 

@@ -1,3 +1,4 @@
+#include "recon/core/errors.hpp"
 #include "recon/nufft/fft.hpp"
 
 #include <fftw3.h>
@@ -72,7 +73,7 @@ FftPlan<T>::FftPlan(std::array<int, 3> shape, int dims, FftDirection dir) : impl
         impl_->plan = fftwf_plan_dft(int(n.size()), n.data(), buf, buf, sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
         fftwf_free(buf);
     }
-    if (!impl_->plan) throw std::runtime_error("FFTW could not plan a transform");
+    if (!impl_->plan) throw Error("FFTW could not plan a transform");
 }
 
 template <class T>

@@ -1,3 +1,4 @@
+#include "recon/core/errors.hpp"
 #include "recon/nufft/spread_kernel.hpp"
 
 #include <algorithm>
@@ -98,7 +99,7 @@ std::string SpreadKernel::describe() const {
 }
 
 SpreadKernel SpreadKernel::kaiserBessel(double sigma, int width) {
-    if (sigma < 1.0 || width < 1 || width > 32) throw std::invalid_argument("Kaiser-Bessel kernel needs sigma >= 1 and 1 <= W <= 32");
+    if (sigma < 1.0 || width < 1 || width > 32) throw InputError("Kaiser-Bessel kernel needs sigma >= 1 and 1 <= W <= 32");
     SpreadKernel k;
     k.kind = SpreadKernelKind::KaiserBessel;
     k.width = width;
@@ -127,7 +128,7 @@ SpreadKernel SpreadKernel::linear() {
 }
 
 SpreadKernel SpreadKernel::forTolerance(double tolerance) {
-    if (!(tolerance > 0) || !std::isfinite(tolerance)) throw std::invalid_argument("NUFFT tolerance must be a positive number");
+    if (!(tolerance > 0) || !std::isfinite(tolerance)) throw InputError("NUFFT tolerance must be a positive number");
     int w = int(std::ceil(std::log10(1.0 / tolerance))) + 2;
     return expSemicircle(2.0, std::clamp(w, 2, 16));
 }

@@ -22,7 +22,7 @@ RegularizerKind parseRegularizer(const std::string& s) {
     if (s == "tikhonov" || s == "identity" || s == "l2") return RegularizerKind::Tikhonov;
     if (s == "fd" || s == "finite-differences" || s == "tv2" || s == "gradient") return RegularizerKind::FiniteDifference;
     if (s == "anatomical" || s == "anatomical-fd" || s == "weighted-fd") return RegularizerKind::AnatomicalFiniteDifference;
-    throw std::invalid_argument("unknown regulariser '" + s + "' (expected tikhonov, fd or anatomical)");
+    throw InputError("unknown regulariser '" + s + "' (expected tikhonov, fd or anatomical)");
 }
 
 std::string Regularizer::describe() const {

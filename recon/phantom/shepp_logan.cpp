@@ -1,3 +1,4 @@
+#include "recon/core/errors.hpp"
 #include "recon/phantom/shepp_logan.hpp"
 
 #include <cmath>
@@ -72,7 +73,7 @@ Phantom Phantom::sheppLogan2D() {
 }
 
 Phantom Phantom::withAmplitudes(const std::vector<double>& amplitudes) const {
-    if (amplitudes.size() != parts_.size()) throw std::invalid_argument("withAmplitudes: one amplitude per part");
+    if (amplitudes.size() != parts_.size()) throw InputError("withAmplitudes: one amplitude per part");
     std::vector<Ellipsoid> parts = parts_;
     for (std::size_t i = 0; i < parts.size(); ++i) parts[i].amplitude = amplitudes[i];
     return Phantom(dims_, parts);
@@ -122,7 +123,7 @@ cdouble Phantom::transform(double kx, double ky, double kz) const {
 }
 
 ComplexArray Phantom::kspace(const Trajectory& t, const Grid& g) const {
-    if (t.dims != dims_ || g.dims != dims_) throw std::invalid_argument("phantom, trajectory and grid must have the same dimension");
+    if (t.dims != dims_ || g.dims != dims_) throw InputError("phantom, trajectory and grid must have the same dimension");
     const double scale = double(g.voxels());
     ComplexArray d(t.samples());
 #pragma omp parallel for schedule(static)
@@ -131,7 +132,7 @@ ComplexArray Phantom::kspace(const Trajectory& t, const Grid& g) const {
 }
 
 ComplexArray Phantom::image(const Grid& g, int subsamples) const {
-    if (g.dims != dims_) throw std::invalid_argument("phantom and grid must have the same dimension");
+    if (g.dims != dims_) throw InputError("phantom and grid must have the same dimension");
     const int s = std::max(1, subsamples);
     const int sz = dims_ == 3 ? s : 1;
     ComplexArray img(g.voxels());

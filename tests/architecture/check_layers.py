@@ -16,7 +16,7 @@ RANK = {
     "solvers": 3,
     "backend": 4, "cuda": 4,
     "session": 5,
-    "io": 1,  # readers and writers use core only
+    "io": 2,  # readers, writers and recipes: core and the regulariser names of operators
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -1,0 +1,132 @@
+// Recipes: every field read back as written, bad input named by file and field,
+// per-data-set overrides checked like the file's own fields, and a hash that
+// changes exactly when the images would.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "io_test_support.hpp"
+#include "recon/core/errors.hpp"
+#include "recon/io/recipe.hpp"
+
+namespace recon::test {
+namespace {
+
+const char* kFull = R"({
+  "reconstudio_recipe": 1,
+  "method": "iterative",
+  "regularizer": "anatomical",
+  "lambda": 30,
+  "iterations": 25,
+  "tolerance": 0.001,
+  "precision": "float64",
+  "backend": "cpu",
+  "fourier_method": "nufft",
+  "nufft_tolerance": 1e-5,
+  "basis": "point",
+  "coils": "sum-of-squares",
+  "output": {"format": "nii.gz", "gridding": true},
+  "slurm": {"partition": "gpu", "time": "00:10:00", "memory": "4G", "gpus_per_task": 1, "max_parallel": 8}
+})";
+
+TEST(Recipe, ReadsEveryField) {
+    const io::Recipe r = io::parseRecipe(kFull, "full.json");
+    EXPECT_EQ(*r.method, "iterative");
+    EXPECT_EQ(*r.regularizer, "anatomical");
+    EXPECT_DOUBLE_EQ(*r.lambda, 30);
+    EXPECT_EQ(*r.iterations, 25);
+    EXPECT_DOUBLE_EQ(*r.tolerance, 0.001);
+    EXPECT_EQ(*r.precision, "float64");
+    EXPECT_EQ(*r.backend, "cpu");
+    EXPECT_EQ(*r.fourier_method, "nufft");
+    EXPECT_DOUBLE_EQ(*r.nufft_tolerance, 1e-5);
+    EXPECT_EQ(*r.basis, "point");
+    EXPECT_EQ(r.output_format, "nii.gz");
+    EXPECT_TRUE(r.gridding_output);
+    EXPECT_EQ(r.slurm.partition, "gpu");
+    EXPECT_EQ(r.slurm.time, "00:10:00");
+    EXPECT_EQ(r.slurm.memory, "4G");
+    EXPECT_EQ(r.slurm.gpus_per_task, 1);
+    EXPECT_EQ(r.slurm.max_parallel, 8);
+}
+
+TEST(Recipe, MinimalRecipeLeavesDefaultsAbsent) {
+    const io::Recipe r = io::parseRecipe(R"({"reconstudio_recipe": 1})", "min.json");
+    EXPECT_FALSE(r.lambda);
+    EXPECT_FALSE(r.iterations);
+    EXPECT_FALSE(r.regularizer);
+    EXPECT_EQ(r.output_format, "h5");
+    EXPECT_FALSE(r.gridding_output);
+}
+
+TEST(Recipe, WriteThenReadIsIdentical) {
+    ScratchDir dir;
+    const io::Recipe r = io::parseRecipe(kFull, "full.json");
+    io::writeRecipe(dir.file("r.json"), r);
+    const io::Recipe back = io::readRecipe(dir.file("r.json"));
+    EXPECT_EQ(io::recipeToJson(back), io::recipeToJson(r));
+    EXPECT_EQ(io::recipeHash(back), io::recipeHash(r));
+    EXPECT_TRUE(dir.partialFiles().empty());
+}
+
+TEST(Recipe, BadInputNamesFileAndField) {
+    using io::parseRecipe;
+    EXPECT_THROW_MESSAGE(parseRecipe("{", "a.json"), InputError, "a.json", "not valid JSON");
+    EXPECT_THROW_MESSAGE(parseRecipe("[1]", "a.json"), InputError, "a.json", "JSON object");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"lambda": 1})", "a.json"), InputError, "'reconstudio_recipe'", "missing");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 2})", "a.json"), InputError, "is 2",
+                         "reads version 1");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lamda": 1})", "a.json"), InputError,
+                         "unknown key 'lamda'", "lambda");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lambda": -1})", "a.json"), InputError, "'lambda'",
+                         "-1");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lambda": "big"})", "a.json"), InputError,
+                         "'lambda' must be a number", "\"big\"");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "iterations": 2.5})", "a.json"), InputError,
+                         "'iterations' must be an integer");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "regularizer": "tv"})", "a.json"), InputError,
+                         "'regularizer'", "tikhonov, fd or anatomical");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "precision": "half"})", "a.json"), InputError,
+                         "'precision'");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "output": {"format": "jpg"}})", "a.json"),
+                         InputError, "'output.format'", "\"jpg\"");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "slurm": {"time": "ten minutes"}})", "a.json"),
+                         InputError, "'slurm.time'", "00:10:00");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "coils": "adaptive"})", "a.json"), InputError,
+                         "'coils'", "sum-of-squares");
+}
+
+TEST(Recipe, MissingFileIsNamed) {
+    EXPECT_THROW_MESSAGE(io::readRecipe("/nonexistent/r.json"), InputError, "/nonexistent/r.json");
+}
+
+TEST(Recipe, OverridesAreCheckedLikeTheFile) {
+    io::Recipe r = io::parseRecipe(kFull, "full.json");
+    io::applyOverride(r, "lambda", "0.5", "m.csv row 2");
+    io::applyOverride(r, "iterations", "7", "m.csv row 2");
+    io::applyOverride(r, "regularizer", "fd", "m.csv row 2");
+    EXPECT_DOUBLE_EQ(*r.lambda, 0.5);
+    EXPECT_EQ(*r.iterations, 7);
+    EXPECT_EQ(*r.regularizer, "fd");
+    EXPECT_THROW_MESSAGE(io::applyOverride(r, "lambda", "x", "m.csv row 3"), InputError, "m.csv row 3", "'lambda'");
+    EXPECT_THROW_MESSAGE(io::applyOverride(r, "iterations", "-4", "m.csv row 3"), InputError, "'iterations'");
+    EXPECT_THROW_MESSAGE(io::applyOverride(r, "slurm", "x", "m.csv row 3"), InputError, "cannot be overridden");
+}
+
+TEST(Recipe, HashFollowsTheImageNotTheCluster) {
+    const io::Recipe base = io::parseRecipe(kFull, "full.json");
+    io::Recipe other_cluster = base;
+    other_cluster.slurm.partition = "cpu";
+    other_cluster.slurm.memory = "64G";
+    EXPECT_EQ(io::recipeHash(other_cluster), io::recipeHash(base));
+    io::Recipe other_lambda = base;
+    other_lambda.lambda = 31;
+    EXPECT_NE(io::recipeHash(other_lambda), io::recipeHash(base));
+    io::Recipe other_format = base;
+    other_format.output_format = "h5";
+    EXPECT_NE(io::recipeHash(other_format), io::recipeHash(base));
+    EXPECT_EQ(io::recipeHash(base).size(), 16u);
+}
+
+}  // namespace
+}  // namespace recon::test
