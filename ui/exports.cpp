@@ -4,6 +4,7 @@
 #include <QJsonObject>
 
 #include "recon/core/errors.hpp"
+#include "recon/io/file_util.hpp"
 
 namespace studio {
 
@@ -28,6 +29,10 @@ QByteArray convergenceCsv(const std::vector<recon::IterationRecord>& history) {
                (r.has_truth ? num(r.error_percent) : QByteArray()) + '\n';
     }
     return out;
+}
+
+void writeExportFile(const QString& path, const QByteArray& bytes) {
+    recon::io::writeFileAtomically(path.toStdString(), bytes.constData(), std::size_t(bytes.size()));
 }
 
 QByteArray settingsJson(const ReconSettings& s, const DatasetSummary& data, const BackendReport& backend) {

@@ -21,6 +21,11 @@ QByteArray settingsJson(const ReconSettings& settings, const DatasetSummary& dat
 // Reads back what settingsJson wrote; throws recon::InputError naming the bad field.
 ReconSettings settingsFromJson(const QByteArray& json);
 
+// Writes a CSV/JSON export the way the engine writes every output
+// (recon/io/file_util.hpp: whole or not at all, every write checked, the
+// target's mode and symbolic link kept); throws recon::Error naming the file.
+void writeExportFile(const QString& path, const QByteArray& bytes);
+
 QString toQString(recon::RegularizerKind k);
 QString toQString(recon::BackendChoice c);
 

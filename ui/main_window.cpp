@@ -16,7 +16,6 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -487,10 +486,13 @@ bool MainWindow::saveComparisonPng(const QString& path) { return comparison_->gr
 
 namespace {
 bool writeFile(const QString& path, const QByteArray& bytes, QString* error) {
-    QSaveFile f(path);  // written whole or not at all
-    if (f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size() && f.commit()) return true;
-    if (error) *error = QObject::tr("Could not write %1: %2").arg(path, f.errorString());
-    return false;
+    try {
+        writeExportFile(path, bytes);
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
 }
 }  // namespace
 

@@ -171,15 +171,22 @@ void writeBartDataset(const std::string& path, const Dataset& data) {
     std::vector<cfloat> k(3 * M), ksp(data.kspace.size());
     for (std::size_t i = 0; i < 3 * M; ++i) k[i] = cfloat(float(data.trajectory.k[i]), 0.0f);
     for (std::size_t i = 0; i < ksp.size(); ++i) ksp[i] = cfloat(data.kspace[i]);
-    writeCfl(base + "_traj", {3, ro, readouts}, k);
-    writeCfl(base + "_ksp", {1, ro, readouts, data.coils}, ksp);
+    // All arrays or none: a failed write leaves the previous data set whole.
+    CflGroupWriter writer;
+    writer.add(base + "_traj", {3, ro, readouts}, k);
+    writer.add(base + "_ksp", {1, ro, readouts, data.coils}, ksp);
     if (!data.density.empty()) {
         std::vector<cfloat> w(M);
         for (std::size_t m = 0; m < M; ++m) w[m] = cfloat(float(data.density[m]), 0.0f);
-        writeCfl(base + "_dens", {1, ro, readouts}, w);
+        writer.add(base + "_dens", {1, ro, readouts}, w);
     }
-    if (data.hasTruth()) writeCflImage(base + "_truth", data.grid, data.truth);
-    if (data.hasReference()) writeCflImage(base + "_ref", data.grid, data.reference);
+    const auto addImage = [&](const std::string& name, const ComplexArray& image) {
+        const Grid& g = data.grid;
+        writer.add(name, {g.n[0], g.n[1], g.n[2]}, std::vector<cfloat>(image.begin(), image.end()));
+    };
+    if (data.hasTruth()) addImage(base + "_truth", data.truth);
+    if (data.hasReference()) addImage(base + "_ref", data.reference);
+    writer.commit();
 }
 
 namespace {
