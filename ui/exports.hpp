@@ -26,6 +26,10 @@ ReconSettings settingsFromJson(const QByteArray& json);
 // target's mode and symbolic link kept); throws recon::Error naming the file.
 void writeExportFile(const QString& path, const QByteArray& bytes);
 
+// Throws recon::InputError when saving to `path` would overwrite the file the
+// shown data were read from (data.origin), under any name or link.
+void refuseSavingOverInput(const QString& path, const DatasetSummary& data);
+
 QString toQString(recon::RegularizerKind k);
 QString toQString(recon::BackendChoice c);
 

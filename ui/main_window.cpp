@@ -471,7 +471,9 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             opts.slice = model_->slice();
             opts.slice_axis = planeAxes(model_->orientation()).normal;
             opts.description = layerTitle(l).toStdString();
-            recon::writeImage((base + '_' + layerKey(l) + '.' + suffix).toStdString(), grid, *image->volume.data, opts);
+            const QString file = base + '_' + layerKey(l) + '.' + suffix;
+            refuseSavingOverInput(file, controller_->summary());
+            recon::writeImage(file.toStdString(), grid, *image->volume.data, opts);
             ++written;
         }
         if (written == 0) throw recon::InputError("there is no image to save yet");

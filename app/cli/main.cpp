@@ -15,6 +15,7 @@
 #include "recon/core/metrics.hpp"
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
+#include "recon/io/output_guard.hpp"
 #include "recon/nufft/fft.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -136,17 +137,23 @@ struct Loaded {
     std::optional<CaseSpec> spec;  // when it is a built-in case
 };
 
+// The data files named on the command line (none for a demo case).
+InputSpec inputFiles(const Arguments& a) {
+    InputSpec in;
+    in.input = a.get("input");
+    in.trajectory = a.get("trajectory");
+    in.kspace = a.get("kspace");
+    in.truth = a.get("truth");
+    in.reference = a.get("reference");
+    in.density = a.get("density");
+    return in;
+}
+
 Loaded loadData(const Arguments& a) {
     Loaded l;
     if (a.has("input") || a.has("trajectory") || a.has("kspace")) {
         if (a.has("case")) throw UsageError("give either --case or a data file, not both");
-        InputSpec in;
-        in.input = a.get("input");
-        in.trajectory = a.get("trajectory");
-        in.kspace = a.get("kspace");
-        in.truth = a.get("truth");
-        in.reference = a.get("reference");
-        in.density = a.get("density");
+        InputSpec in = inputFiles(a);
         if (in.input.empty() && (in.trajectory.empty() || in.kspace.empty()))
             throw UsageError("BART data needs both --trajectory and --kspace");
         if (a.has("units")) in.units = parseTrajectoryUnits(a.get("units"));
@@ -327,6 +334,8 @@ int cmdRecon(const std::vector<std::string>& args) {
     if (only != "all" && only != "iterative" && only != "gridding-kb" && only != "gridding-trilinear")
         throw UsageError("--only expects gridding-trilinear, gridding-kb or iterative");
     if (!a.has("output") && !a.has("gridding-output")) throw UsageError("recon needs --output FILE (and/or --gridding-output FILE)");
+    for (const char* option : {"output", "gridding-output"})  // before any work: never write over the data
+        if (a.has(option)) io::refuseOverwritingInputs(inputFiles(a), a.get(option), std::string("--") + option);
     Job job = prepareJob(a, quiet);
     const Dataset& d = job.data();
     ReconstructionSession& session = *job.session;
