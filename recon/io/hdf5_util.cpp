@@ -396,12 +396,17 @@ std::string readStringAttribute(hid_t obj, const std::string& name, const Place&
     }
     const std::size_t size = H5Tget_size(type.get());
     if (size == 0 || size > (1u << 20)) throw InputError(at.str() + ": absurd string length");
-    Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(mem.get(), size);
-    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    // Read the stored bytes as they are and remove the padding here: converting
+    // to a null-terminated string of the same size drops the last character of a
+    // null- or space-padded one (h5py's fixed-length np.bytes_).
+    Handle mem(H5Tcopy(type.get()), H5Tclose);
     std::string s(size, '\0');
-    if (H5Aread(attr.get(), mem.get(), s.data()) < 0) throw InputError(withCause(at.str() + ": unreadable"));
-    s.resize(std::strlen(s.c_str()));
+    if (!mem.valid() || H5Aread(attr.get(), mem.get(), s.data()) < 0)
+        throw InputError(withCause(at.str() + ": unreadable"));
+    switch (H5Tget_strpad(type.get())) {
+        case H5T_STR_SPACEPAD: s.erase(s.find_last_not_of(' ') + 1); break;
+        default: s.resize(std::strlen(s.c_str())); break;  // NULLTERM, NULLPAD: up to the first NUL
+    }
     return s;
 }
 
