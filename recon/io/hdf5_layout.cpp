@@ -64,14 +64,14 @@ Grid readGridAttributes(hid_t obj, const Place& where) {
     const std::vector<double> m = h5::readNumericAttribute(obj, "matrix", where, 3);
     for (double v : m)
         if (!(v >= 1 && v <= kMaxAxis) || v != std::floor(v))
-            throw InputError(where.str() + ", attribute 'matrix': " + std::to_string(v) +
+            throw InputError(where.str() + ", attribute 'matrix': " + formatNumber(v) +
                              " is not a grid size (1 to " + std::to_string(kMaxAxis) + ")");
     std::array<double, 3> fov{240, 240, 240};
     if (h5::hasAttribute(obj, "fov_mm")) {
         const std::vector<double> f = h5::readNumericAttribute(obj, "fov_mm", where, 3);
         for (int a = 0; a < 3; ++a) {
             if (!(f[a] > 0 && f[a] < 1e5))
-                throw InputError(where.str() + ", attribute 'fov_mm': " + std::to_string(f[a]) +
+                throw InputError(where.str() + ", attribute 'fov_mm': " + formatNumber(f[a]) +
                                  " mm is not a field of view");
             fov[a] = f[a];
         }
@@ -80,7 +80,7 @@ Grid readGridAttributes(hid_t obj, const Place& where) {
     if (h5::hasAttribute(obj, "dims")) {
         const double d = h5::readNumericAttribute(obj, "dims", where, 1)[0];
         if (d != g.dims)
-            throw InputError(where.str() + ": attribute 'dims' = " + std::to_string(d) + " disagrees with matrix " +
+            throw InputError(where.str() + ": attribute 'dims' = " + formatNumber(d) + " disagrees with matrix " +
                              g.describe());
     }
     return g;
@@ -219,7 +219,11 @@ Dataset readReconStudioHdf5(const std::string& path, const InputSpec& spec) {
         }
     if (h5::hasAttribute(traj.get(), "readout_length")) {
         const double r = h5::readNumericAttribute(traj.get(), "readout_length", traj_at, 1)[0];
-        if (r >= 1 && r <= double(M) && std::fmod(double(M), r) == 0) data.trajectory.readout_length = int(r);
+        if (!(r >= 1 && r <= double(M) && std::fmod(double(M), r) == 0))
+            throw InputError(traj_at.str() + ", attribute 'readout_length' = " + formatNumber(r) +
+                             ": a readout length is a whole number of samples from 1 to " + std::to_string(M) +
+                             " that divides the " + std::to_string(M) + " samples");
+        data.trajectory.readout_length = int(r);
     }
     data.trajectory.kind = h5::readStringAttribute(traj.get(), "kind", traj_at, "");
     convertToCyclesPerFov(data.trajectory, grid, units);

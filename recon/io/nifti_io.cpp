@@ -150,7 +150,7 @@ ComplexArray readNifti(const std::string& path, Grid* grid_out) {
     if (extensionOf(path) == ".nii" && (!(h.vox_offset >= 348) || double(size) < double(h.vox_offset) + double(data_bytes)))
         throw InputError("NIfTI image '" + path + "': " + std::to_string(size) + " bytes, but its header declares " +
                          std::to_string(data_bytes) + " bytes of data from offset " +
-                         std::to_string(h.vox_offset) + " (truncated file)");
+                         formatNumber(h.vox_offset) + " (truncated file)");
     NiftiPtr nim(nifti_image_read(path.c_str(), 1));
     if (!nim || !nim->data) throw InputError("NIfTI image '" + path + "': data unreadable (truncated file?)");
     if (nim->nvox != grid.voxels() || nim->datatype != h.datatype)
