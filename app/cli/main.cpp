@@ -220,6 +220,13 @@ Job prepareJob(const Arguments& a, bool quiet) {
     Job j;
     j.backend = makeBackend(a, quiet);
     j.loaded = loadData(a);
+    {  // before the session allocates anything for these data
+        const Dataset& d = *j.loaded.data;
+        const Precision precision = parsePrecision(a.get("precision", "float32"));
+        requireHostMemory(estimateReconstructionBytes(d.grid, d.samples(), precision),
+                          "reconstructing " + std::to_string(d.samples()) + " samples on a " + d.grid.describe() +
+                              " grid in " + toString(precision) + (a.has("matrix") ? " (see --matrix)" : ""));
+    }
     j.session = std::make_unique<ReconstructionSession>(j.backend);
     j.session->setDataset(j.loaded.data);
     j.opts = solveOptions(a, j.loaded.spec);

@@ -2,6 +2,7 @@
 // the BART data-set reader (BART keeps a data set as separate arrays).
 #include "recon/io/dataset_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -72,6 +73,24 @@ std::vector<double> realWeights(const CflArray& a, const std::string& name, std:
 }
 }  // namespace
 
+namespace {
+// The median distance between neighbouring samples of each readout (0 when
+// readouts have fewer than two samples).
+double medianReadoutStep(const std::vector<double>& k, std::size_t readout) {
+    std::vector<double> steps;
+    const std::size_t M = k.size() / 3;
+    if (readout < 2) return 0;
+    for (std::size_t m = 0; m + 1 < M; ++m) {
+        if ((m + 1) % readout == 0) continue;  // the next sample starts another readout
+        const double dx = k[3 * m + 3] - k[3 * m], dy = k[3 * m + 4] - k[3 * m + 1], dz = k[3 * m + 5] - k[3 * m + 2];
+        steps.push_back(std::sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    if (steps.empty()) return 0;
+    std::nth_element(steps.begin(), steps.begin() + long(steps.size() / 2), steps.end());
+    return steps[steps.size() / 2];
+}
+}  // namespace
+
 std::shared_ptr<Dataset> readBartDataset(const InputSpec& spec) {
     if (spec.trajectory.empty() || spec.kspace.empty())
         throw InputError("BART input needs both a trajectory and k-space (--trajectory T --kspace K)");
@@ -137,6 +156,17 @@ std::shared_ptr<Dataset> readBartDataset(const InputSpec& spec) {
                                  " cycles/FOV; not BART's units? (give --units or --matrix)");
             n[std::size_t(a)] = std::max(2L, 2 * long(std::ceil(peak - 1e-6)));
         }
+        // Sampled at Nyquist in cycles per FOV, neighbours along a readout lie about
+        // 1 apart; far more means other units, and a grid that many times too large.
+        const double step = medianReadoutStep(t.k, std::size_t(traj.dim(1)));
+        if (step > 2.5)
+            throw InputError("trajectory '" + tname + "': neighbouring samples along a readout lie a median " +
+                             formatNumber(std::round(step * 100) / 100) +
+                             " cycles/FOV apart (about 1 at Nyquist), so the grid inferred from its extent, " +
+                             std::to_string(n[0]) + " wide, would be about " + formatNumber(std::round(step)) +
+                             " times too large: the trajectory is likely in other units, scaled by about " +
+                             formatNumber(std::round(step)) + " (this program and BART use cycles per FOV). "
+                             "Give --units or --matrix");
         grid = gridFromMatrix(n, {240, 240, 240}, "trajectory '" + tname + "'");
         grid_note = "grid " + grid.describe() + " inferred from the trajectory's extent (override with --matrix)";
     }

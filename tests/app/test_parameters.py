@@ -75,6 +75,21 @@ def main(cli):
         samples = dims[1] * dims[2]
         write_cfl(os.path.join(tmp, "zero"), [1, dims[1], dims[2]], [0j] * samples)
         expect_refused(cli, bart + ["--density", os.path.join(tmp, "zero")], "density weights are all zero")
+        # Absurd sizes are refused with the estimate and what is available, not std::bad_alloc.
+        with open("/proc/meminfo") as f:
+            available_kib = int([l.split()[1] for l in f if l.startswith("MemAvailable:")][0])
+        if available_kib < 150 * 2**20:  # the estimate for 1024^3 is far above 150 GiB
+            expect_refused(cli, bart + ["--matrix", "1024x1024x1024"], "of host memory;")
+        # A trajectory in other units (x80): its grid would be 80 times too large.
+        traj = raw + "_traj.cfl"
+        with open(traj, "rb") as f:
+            values = struct.unpack(f"<{os.path.getsize(traj) // 4}f", f.read())
+        with open(os.path.join(tmp, "scaled_traj.cfl"), "wb") as f:
+            f.write(struct.pack(f"<{len(values)}f", *(80 * v for v in values)))
+        with open(raw + "_traj.hdr") as src, open(os.path.join(tmp, "scaled_traj.hdr"), "w") as dst:
+            dst.write(src.read())
+        expect_refused(cli, ["compare", "--trajectory", os.path.join(tmp, "scaled_traj"), "--kspace", raw + "_ksp"],
+                       "likely in other units, scaled by about 80")
         # One k-space sample of 3e38: finite in float32, but its square overflows any sum.
         ksp = raw + "_ksp.cfl"
         with open(ksp, "r+b") as f:
