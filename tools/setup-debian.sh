@@ -13,5 +13,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libvtk9-dev libhdf5-dev libismrmrd-dev ismrmrd-tools libnifti2-dev libpng-dev \
   xvfb xauth libgl1-mesa-dri \
   bart dpkg-dev file appstream desktop-file-utils \
-  python3-h5py clang libclang-rt-14-dev \
+  python3-h5py clang-14 libclang-rt-14-dev libomp-14-dev \
   > /dev/null

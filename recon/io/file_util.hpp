@@ -36,7 +36,7 @@ public:
 
     const std::string& path() const { return temp_; }     // write here
     const std::string& target() const { return target_; } // as the user named it
-    // Appends bytes to the temporary; every write and the close are checked.
+    // Writes the temporary's whole content; every write and the close are checked.
     void write(const void* data, std::size_t bytes);
     void commit();
 
