@@ -69,6 +69,9 @@ std::vector<double> realWeights(const CflArray& a, const std::string& name, std:
             throw InputError("density weights '" + name + "': value " + std::to_string(m) + " is not real");
         w[m] = a.data[m].real();
     }
+    // Checked again by Dataset::validate; here the message names the weights' file.
+    if (std::all_of(w.begin(), w.end(), [](double v) { return v == 0; }))
+        throw InputError("density weights '" + name + "': all zero: gridding would discard every sample");
     return w;
 }
 }  // namespace

@@ -74,7 +74,8 @@ def main(cli):
         dims = bart_dims(raw + "_traj")
         samples = dims[1] * dims[2]
         write_cfl(os.path.join(tmp, "zero"), [1, dims[1], dims[2]], [0j] * samples)
-        expect_refused(cli, bart + ["--density", os.path.join(tmp, "zero")], "density weights are all zero")
+        expect_refused(cli, bart + ["--density", os.path.join(tmp, "zero")],
+                       f"density weights '{os.path.join(tmp, 'zero')}': all zero")
         # Absurd sizes are refused with the estimate and what is available, not std::bad_alloc.
         with open("/proc/meminfo") as f:
             available_kib = int([l.split()[1] for l in f if l.startswith("MemAvailable:")][0])
