@@ -14,4 +14,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   xvfb xauth libgl1-mesa-dri \
   bart dpkg-dev file appstream desktop-file-utils \
   nlohmann-json3-dev slurm-wlm munge \
+  python3-h5py clang-14 libclang-rt-14-dev libomp-14-dev \
   > /dev/null

@@ -4,6 +4,8 @@
 #include <QJsonObject>
 
 #include "recon/core/errors.hpp"
+#include "recon/io/file_util.hpp"
+#include "recon/io/output_guard.hpp"
 
 namespace studio {
 
@@ -28,6 +30,16 @@ QByteArray convergenceCsv(const std::vector<recon::IterationRecord>& history) {
                (r.has_truth ? num(r.error_percent) : QByteArray()) + '\n';
     }
     return out;
+}
+
+void writeExportFile(const QString& path, const QByteArray& bytes) {
+    recon::io::writeFileAtomically(path.toStdString(), bytes.constData(), std::size_t(bytes.size()));
+}
+
+void refuseSavingOverInput(const QString& path, const DatasetSummary& data) {
+    recon::InputSpec read;
+    read.input = data.origin.toStdString();  // a demo's name is no file, and so never matches
+    recon::io::refuseOverwritingInputs(read, path.toStdString(), "Save");
 }
 
 QByteArray settingsJson(const ReconSettings& s, const DatasetSummary& data, const BackendReport& backend) {

@@ -21,6 +21,15 @@ QByteArray settingsJson(const ReconSettings& settings, const DatasetSummary& dat
 // Reads back what settingsJson wrote; throws recon::InputError naming the bad field.
 ReconSettings settingsFromJson(const QByteArray& json);
 
+// Writes a CSV/JSON export the way the engine writes every output
+// (recon/io/file_util.hpp: whole or not at all, every write checked, the
+// target's mode and symbolic link kept); throws recon::Error naming the file.
+void writeExportFile(const QString& path, const QByteArray& bytes);
+
+// Throws recon::InputError when saving to `path` would overwrite the file the
+// shown data were read from (data.origin), under any name or link.
+void refuseSavingOverInput(const QString& path, const DatasetSummary& data);
+
 QString toQString(recon::RegularizerKind k);
 QString toQString(recon::BackendChoice c);
 

@@ -16,7 +16,6 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
@@ -473,7 +472,9 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             opts.slice = model_->slice();
             opts.slice_axis = planeAxes(model_->orientation()).normal;
             opts.description = layerTitle(l).toStdString();
-            recon::writeImage((base + '_' + layerKey(l) + '.' + suffix).toStdString(), grid, *image->volume.data, opts);
+            const QString file = base + '_' + layerKey(l) + '.' + suffix;
+            refuseSavingOverInput(file, controller_->summary());
+            recon::writeImage(file.toStdString(), grid, *image->volume.data, opts);
             ++written;
         }
         if (written == 0) throw recon::InputError("there is no image to save yet");
@@ -488,10 +489,13 @@ bool MainWindow::saveComparisonPng(const QString& path) { return comparison_->gr
 
 namespace {
 bool writeFile(const QString& path, const QByteArray& bytes, QString* error) {
-    QSaveFile f(path);  // written whole or not at all
-    if (f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size() && f.commit()) return true;
-    if (error) *error = QObject::tr("Could not write %1: %2").arg(path, f.errorString());
-    return false;
+    try {
+        writeExportFile(path, bytes);
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
 }
 }  // namespace
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "recon/core/errors.hpp"
+
 namespace recon::cli {
 
 Arguments::Arguments(const std::vector<std::string>& args, const std::set<std::string>& options,
@@ -61,6 +63,28 @@ int Arguments::integer(const std::string& name, int fallback) const {
     if (end == it->second.c_str() || *end != '\0' || v < -2147483647L || v > 2147483647L)
         throw UsageError("--" + name + " expects an integer, got '" + it->second + "'");
     return int(v);
+}
+
+double Arguments::numberIn(const std::string& name, double fallback, double lo, double hi) const {
+    const double v = number(name, fallback);
+    if (!(v >= lo && v <= hi))
+        throw UsageError("--" + name + " must be between " + formatNumber(lo) + " and " + formatNumber(hi) + ", got " +
+                         get(name));
+    return v;
+}
+
+int Arguments::integerIn(const std::string& name, int fallback, int lo, int hi) const {
+    const int v = integer(name, fallback);
+    if (v < lo || v > hi)
+        throw UsageError("--" + name + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                         ", got " + get(name));
+    return v;
+}
+
+std::string Arguments::nonEmpty(const std::string& name) const {
+    const std::string v = get(name);
+    if (has(name) && v.empty()) throw UsageError("--" + name + " is empty: give a file name");
+    return v;
 }
 
 }  // namespace recon::cli

@@ -27,6 +27,11 @@ public:
     std::string get(const std::string& name, const std::string& fallback = "") const;
     double number(const std::string& name, double fallback) const;
     int integer(const std::string& name, int fallback) const;
+    // The same, refused with "--NAME must be between LO and HI" outside [lo, hi].
+    double numberIn(const std::string& name, double fallback, double lo, double hi) const;
+    int integerIn(const std::string& name, int fallback, int lo, int hi) const;
+    // The option's value, refused when empty (--output "").
+    std::string nonEmpty(const std::string& name) const;
     std::optional<std::string> maybe(const std::string& name) const;
 
 private:

@@ -2,12 +2,14 @@
 // of recon/ together; no science lives here.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "arguments.hpp"
 #include "batch.hpp"
@@ -18,6 +20,7 @@
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
 #include "recon/io/file_util.hpp"
+#include "recon/io/output_guard.hpp"
 #include "recon/nufft/fft.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -143,12 +146,10 @@ std::array<int, 3> parseMatrix(const std::string& s) {
     int i = 0;
     while (std::getline(in, part, 'x')) {
         if (i >= 3) throw UsageError("--matrix expects NxN or NxNxN");
-        try {
-            m[i++] = std::stoi(part);
-        } catch (...) {
-            throw UsageError("--matrix expects NxN or NxNxN, got '" + s + "'");
-        }
-        if (m[i - 1] < 1) throw UsageError("--matrix sizes must be positive");
+        if (part.empty() || part.size() > 5 || part.find_first_not_of("0123456789") != std::string::npos)
+            throw UsageError("--matrix expects NxN or NxNxN with whole numbers, got '" + s + "'");
+        m[i++] = std::stoi(part);
+        if (m[i - 1] < 1 || m[i - 1] > 4096) throw UsageError("--matrix sizes must be between 1 and 4096, got '" + s + "'");
     }
     if (i < 2) throw UsageError("--matrix expects NxN or NxNxN");
     return m;
@@ -159,17 +160,23 @@ struct Loaded {
     std::optional<CaseSpec> spec;  // when it is a built-in case
 };
 
+// The data files named on the command line (none for a demo case).
+InputSpec inputFiles(const Arguments& a) {
+    InputSpec in;
+    in.input = a.get("input");
+    in.trajectory = a.get("trajectory");
+    in.kspace = a.get("kspace");
+    in.truth = a.get("truth");
+    in.reference = a.get("reference");
+    in.density = a.get("density");
+    return in;
+}
+
 Loaded loadData(const Arguments& a) {
     Loaded l;
     if (a.has("input") || a.has("trajectory") || a.has("kspace")) {
         if (a.has("case")) throw UsageError("give either --case or a data file, not both");
-        InputSpec in;
-        in.input = a.get("input");
-        in.trajectory = a.get("trajectory");
-        in.kspace = a.get("kspace");
-        in.truth = a.get("truth");
-        in.reference = a.get("reference");
-        in.density = a.get("density");
+        InputSpec in = inputFiles(a);
         if (in.input.empty() && (in.trajectory.empty() || in.kspace.empty()))
             throw UsageError("BART data needs both --trajectory and --kspace");
         if (a.has("units")) in.units = parseTrajectoryUnits(a.get("units"));
@@ -177,6 +184,7 @@ Loaded loadData(const Arguments& a) {
         if (a.has("basis")) in.basis = parseBasis(a.get("basis"));
         l.data = readDataset(in);
     } else {
+        if (a.has("matrix")) throw UsageError("--matrix applies to data files; a demo case has its own grid");
         l.spec = demoCase(a.get("case", "default"));
         l.data = simulate(*l.spec);
         if (a.has("basis")) l.data->basis = parseBasis(a.get("basis"));
@@ -185,7 +193,10 @@ Loaded loadData(const Arguments& a) {
 }
 
 std::shared_ptr<Backend> makeBackend(const Arguments& a, bool quiet) {
-    if (a.has("threads")) setCpuThreads(a.integer("threads", 0));
+    if (a.has("threads")) {  // more than a few per hardware thread only slows a run down
+        const int most = std::max(64, 4 * int(std::thread::hardware_concurrency()));
+        setCpuThreads(a.integerIn("threads", 0, 1, most));
+    }
     std::string note;
     std::shared_ptr<Backend> b = createBackend(parseBackendChoice(a.get("backend", "auto")),
                                                parsePrecision(a.get("precision", "float32")), &note);
@@ -195,15 +206,16 @@ std::shared_ptr<Backend> makeBackend(const Arguments& a, bool quiet) {
 
 SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spec) {
     SolveOptions o;
-    o.lambda = a.number("lambda", spec ? spec->lambda : 0.02);
+    // λ multiplies s = Q(0): beyond 1e6 the penalty alone decides and the image is zero.
+    o.lambda = a.numberIn("lambda", spec ? spec->lambda : 0.02, 0, 1e6);
     o.regularizer = parseRegularizer(a.get("regularizer", spec ? spec->regularizer : "fd"));
     o.iterations = a.integer("iterations", 60);
-    o.tolerance = a.number("tolerance", 0);
+    o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.method.name = a.get("method", "");
-    o.method.tolerance = a.number("nufft-tolerance", 1e-6);
+    // Below 1e-14 double precision cannot deliver; above 1e-2 the NUFFT is no longer the model.
+    o.method.tolerance = a.numberIn("nufft-tolerance", 1e-6, 1e-14, 1e-2);
     o.snapshot_every = 0;
     if (o.iterations < 0 || o.iterations > 100000) throw UsageError("--iterations must be between 0 and 100000");
-    if (o.lambda < 0) throw UsageError("--lambda must not be negative");
     return o;
 }
 
@@ -231,6 +243,13 @@ Job prepareJob(const Arguments& a, bool quiet) {
     Job j;
     j.backend = makeBackend(a, quiet);
     j.loaded = loadData(a);
+    {  // before the session allocates anything for these data
+        const Dataset& d = *j.loaded.data;
+        const Precision precision = parsePrecision(a.get("precision", "float32"));
+        requireHostMemory(estimateReconstructionBytes(d.grid, d.samples(), precision),
+                          "reconstructing " + std::to_string(d.samples()) + " samples on a " + d.grid.describe() +
+                              " grid in " + toString(precision) + (a.has("matrix") ? " (see --matrix)" : ""));
+    }
     j.session = std::make_unique<ReconstructionSession>(j.backend);
     j.session->setDataset(j.loaded.data);
     j.opts = solveOptions(a, j.loaded.spec);
@@ -349,6 +368,9 @@ int cmdRecon(const std::vector<std::string>& typed) {
     if (only != "all" && only != "iterative" && only != "gridding-kb" && only != "gridding-trilinear")
         throw UsageError("--only expects gridding-trilinear, gridding-kb or iterative");
     if (!a.has("output") && !a.has("gridding-output")) throw UsageError("recon needs --output FILE (and/or --gridding-output FILE)");
+    for (const char* option : {"output", "gridding-output"}) a.nonEmpty(option);
+    for (const char* option : {"output", "gridding-output"})  // before any work: never write over the data
+        if (a.has(option)) io::refuseOverwritingInputs(inputFiles(a), a.get(option), std::string("--") + option);
     Job job = prepareJob(a, quiet);
     const Dataset& d = job.data();
     ReconstructionSession& session = *job.session;
@@ -406,6 +428,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
 int cmdSimulate(const std::vector<std::string>& args) {
     Arguments a(args, {"case", "kind", "n", "readouts", "readout", "undersampling", "snr", "seed", "output"}, {"quiet"});
     if (!a.has("output")) throw UsageError("simulate needs --output FILE");
+    a.nonEmpty("output");
     CaseSpec spec;
     if (a.has("case")) {
         spec = demoCase(a.get("case"));
@@ -414,11 +437,13 @@ int cmdSimulate(const std::vector<std::string>& args) {
         spec.trajectory.kind = parseTrajectoryKind(a.get("kind", "radial-3d"));
     }
     spec.trajectory.n = a.integer("n", spec.trajectory.n);
-    spec.trajectory.readouts = a.integer("readouts", spec.trajectory.readouts);
-    spec.trajectory.readout = a.integer("readout", spec.trajectory.readout);
-    spec.trajectory.undersampling = a.number("undersampling", spec.trajectory.undersampling);
-    spec.snr_db = a.number("snr", spec.snr_db);
-    spec.seed = std::uint64_t(a.integer("seed", int(spec.seed)));
+    // 0 keeps the trajectory's own choice (fully sampled readouts, a readout of n samples).
+    spec.trajectory.readouts = a.integerIn("readouts", spec.trajectory.readouts, 0, 1000000);
+    spec.trajectory.readout = a.integerIn("readout", spec.trajectory.readout, 0, 65536);
+    if (a.has("readout") && spec.trajectory.readout == 1) throw UsageError("--readout must be 0 (automatic) or at least 2");
+    spec.trajectory.undersampling = a.numberIn("undersampling", spec.trajectory.undersampling, 0.01, 1000);
+    spec.snr_db = a.numberIn("snr", spec.snr_db, -40, 200);
+    spec.seed = std::uint64_t(a.integerIn("seed", int(spec.seed), 0, 2147483647));
     if (spec.trajectory.n < 2 || spec.trajectory.n > 1024) throw UsageError("--n must be between 2 and 1024");
     auto d = simulate(spec);
     writeDataset(a.get("output"), *d);

@@ -1,11 +1,14 @@
 #include "recon/core/dataset.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "recon/core/errors.hpp"
 
 namespace recon {
 namespace {
+// Largest sum of |d|^2 accepted: eight orders of magnitude below float32's range.
+constexpr double kMaxKspaceEnergy = 1e30;
 bool finite(const cdouble& v) { return std::isfinite(v.real()) && std::isfinite(v.imag()); }
 }  // namespace
 
@@ -35,9 +38,26 @@ void Dataset::validate(const std::string& origin) const {
     if (!density.empty()) {
         if (density.size() != M)
             fail("density weights have " + std::to_string(density.size()) + " values, trajectory has " + std::to_string(M));
-        for (std::size_t m = 0; m < M; ++m)
+        bool any_positive = false;
+        for (std::size_t m = 0; m < M; ++m) {
             if (!std::isfinite(density[m]) || density[m] < 0) fail("density weight " + std::to_string(m) + " is negative, NaN or Inf");
+            any_positive = any_positive || density[m] > 0;
+        }
+        if (!any_positive) fail("density weights are all zero: gridding would discard every sample");
     }
+    // Gridding and CG form sums of |d|^2 over all samples; in single precision
+    // (largest 3.4e38) they overflow to Inf and give NaN images long before a
+    // single value does. Refused here, with the remedy, rather than computed.
+    double peak = 0;
+    for (const cdouble& d : kspace) peak = std::max(peak, std::max(std::abs(d.real()), std::abs(d.imag())));
+    double energy = 0;
+    if (peak > 0 && peak < kMaxKspaceEnergy)
+        for (const cdouble& d : kspace) energy += std::norm(d / peak);
+    if (peak >= kMaxKspaceEnergy || energy * peak * peak > kMaxKspaceEnergy)
+        fail("k-space values reach " + formatNumber(peak) + ": sums of |d|^2 over the " + std::to_string(kspace.size()) +
+             " values would exceed " + formatNumber(kMaxKspaceEnergy) +
+             " and overflow single precision (largest 3.4e38) in gridding and CG; scale the data down, e.g. so "
+             "that the largest value is near 1");
     for (const auto* img : {&truth, &reference}) {
         if (img->empty()) continue;
         const char* what = img == &truth ? "true image" : "reference image";

@@ -1,8 +1,16 @@
 #include "recon/core/errors.hpp"
 
+#include <charconv>
+
 #include <cstdio>
 
 namespace recon {
+
+std::string formatNumber(double value) {
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+    return std::string(text, end);
+}
 
 std::string OutOfMemory::humanBytes(std::size_t b) {
     const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -10,6 +10,10 @@
 
 namespace recon {
 
+// A number as messages print it: the shortest form that reads back exactly
+// ("3", "0.02", "1e+300"), never printf's "%f" ("3.000000", 300 digits).
+std::string formatNumber(double value);
+
 struct Error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };

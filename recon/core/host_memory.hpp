@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "recon/core/types.hpp"
 
@@ -20,5 +21,14 @@ void retainLargeHostAllocations();
 // block, transparent huge pages are asked for it before its first touch (Linux; a
 // hint the kernel may ignore), so its page faults are a few dozen, not thousands.
 void resizeForOverwrite(ComplexArray& a, std::size_t n);
+
+// Memory this process can still get: the kernel's MemAvailable, within the
+// cgroup's memory.max where one is set; 0 when neither can be read.
+std::size_t availableHostMemory();
+
+// Throws InputError "<what> needs about X of host memory, Y is available" when
+// `bytes` exceed what is available (checked before allocating, so an absurd
+// size is a message, not std::bad_alloc or the kernel's OOM killer).
+void requireHostMemory(std::size_t bytes, const std::string& what);
 
 }  // namespace recon

@@ -94,7 +94,7 @@ CflArray readCfl(const std::string& name, const std::string& what) {
     return a;
 }
 
-void writeCfl(const std::string& name, const std::vector<long>& dims, const std::vector<cfloat>& data) {
+void CflGroupWriter::add(const std::string& name, const std::vector<long>& dims, const std::vector<cfloat>& data) {
     if (dims.empty() || dims.size() > std::size_t(kBartMaxDims))
         throw Error("writeCfl: BART arrays have 1 to 16 dimensions");
     std::size_t n = 1;
@@ -109,11 +109,25 @@ void writeCfl(const std::string& name, const std::vector<long>& dims, const std:
     header << "# Dimensions\n";
     for (int i = 0; i < kBartMaxDims; ++i) header << (i < int(dims.size()) ? dims[std::size_t(i)] : 1L) << ' ';
     header << "\n# Creator\nReconStudio\n";
-    AtomicOutput cfl(base + ".cfl"), hdr(base + ".hdr");
-    writeBytes(cfl.path(), data.data(), data.size() * sizeof(cfloat));
+    auto cfl = std::make_unique<AtomicOutput>(base + ".cfl");
+    auto hdr = std::make_unique<AtomicOutput>(base + ".hdr");
+    cfl->write(data.data(), data.size() * sizeof(cfloat));
     const std::string text = header.str();
-    writeBytes(hdr.path(), text.data(), text.size());
-    commitAll({&cfl, &hdr});
+    hdr->write(text.data(), text.size());
+    outputs_.push_back(std::move(cfl));  // data before header: the order of the renames
+    outputs_.push_back(std::move(hdr));
+}
+
+void CflGroupWriter::commit() {
+    std::vector<AtomicOutput*> all;
+    for (auto& o : outputs_) all.push_back(o.get());
+    commitAll(all);
+}
+
+void writeCfl(const std::string& name, const std::vector<long>& dims, const std::vector<cfloat>& data) {
+    CflGroupWriter writer;
+    writer.add(name, dims, data);
+    writer.commit();
 }
 
 void writeCflImage(const std::string& name, const Grid& grid, const ComplexArray& image) {

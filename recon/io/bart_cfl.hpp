@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "recon/io/file_util.hpp"
 
 #include "recon/core/types.hpp"
 
@@ -34,6 +37,17 @@ CflArray readCflHeader(const std::string& name, const std::string& what = "BART 
 CflArray readCfl(const std::string& name, const std::string& what = "BART array");
 // Writes base.cfl and base.hdr atomically (both temporaries, then renames).
 void writeCfl(const std::string& name, const std::vector<long>& dims, const std::vector<cfloat>& data);
+// Several arrays written together (a data set's trajectory, k-space, weights):
+// add() writes each array's temporaries, commit() renames them all; if any write
+// fails, none of the old files is replaced.
+class CflGroupWriter {
+public:
+    void add(const std::string& name, const std::vector<long>& dims, const std::vector<cfloat>& data);
+    void commit();
+
+private:
+    std::vector<std::unique_ptr<AtomicOutput>> outputs_;
+};
 
 // Shorthands for images on our grids: dims (n_x, n_y, n_z).
 void writeCflImage(const std::string& name, const Grid& grid, const ComplexArray& image);

@@ -2,6 +2,7 @@
 // the BART data-set reader (BART keeps a data set as separate arrays).
 #include "recon/io/dataset_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -68,7 +69,28 @@ std::vector<double> realWeights(const CflArray& a, const std::string& name, std:
             throw InputError("density weights '" + name + "': value " + std::to_string(m) + " is not real");
         w[m] = a.data[m].real();
     }
+    // Checked again by Dataset::validate; here the message names the weights' file.
+    if (std::all_of(w.begin(), w.end(), [](double v) { return v == 0; }))
+        throw InputError("density weights '" + name + "': all zero: gridding would discard every sample");
     return w;
+}
+}  // namespace
+
+namespace {
+// The median distance between neighbouring samples of each readout (0 when
+// readouts have fewer than two samples).
+double medianReadoutStep(const std::vector<double>& k, std::size_t readout) {
+    std::vector<double> steps;
+    const std::size_t M = k.size() / 3;
+    if (readout < 2) return 0;
+    for (std::size_t m = 0; m + 1 < M; ++m) {
+        if ((m + 1) % readout == 0) continue;  // the next sample starts another readout
+        const double dx = k[3 * m + 3] - k[3 * m], dy = k[3 * m + 4] - k[3 * m + 1], dz = k[3 * m + 5] - k[3 * m + 2];
+        steps.push_back(std::sqrt(dx * dx + dy * dy + dz * dz));
+    }
+    if (steps.empty()) return 0;
+    std::nth_element(steps.begin(), steps.begin() + long(steps.size() / 2), steps.end());
+    return steps[steps.size() / 2];
 }
 }  // namespace
 
@@ -137,6 +159,17 @@ std::shared_ptr<Dataset> readBartDataset(const InputSpec& spec) {
                                  " cycles/FOV; not BART's units? (give --units or --matrix)");
             n[std::size_t(a)] = std::max(2L, 2 * long(std::ceil(peak - 1e-6)));
         }
+        // Sampled at Nyquist in cycles per FOV, neighbours along a readout lie about
+        // 1 apart; far more means other units, and a grid that many times too large.
+        const double step = medianReadoutStep(t.k, std::size_t(traj.dim(1)));
+        if (step > 2.5)
+            throw InputError("trajectory '" + tname + "': neighbouring samples along a readout lie a median " +
+                             formatNumber(std::round(step * 100) / 100) +
+                             " cycles/FOV apart (about 1 at Nyquist), so the grid inferred from its extent, " +
+                             std::to_string(n[0]) + " wide, would be about " + formatNumber(std::round(step)) +
+                             " times too large: the trajectory is likely in other units, scaled by about " +
+                             formatNumber(std::round(step)) + " (this program and BART use cycles per FOV). "
+                             "Give --units or --matrix");
         grid = gridFromMatrix(n, {240, 240, 240}, "trajectory '" + tname + "'");
         grid_note = "grid " + grid.describe() + " inferred from the trajectory's extent (override with --matrix)";
     }
@@ -171,15 +204,22 @@ void writeBartDataset(const std::string& path, const Dataset& data) {
     std::vector<cfloat> k(3 * M), ksp(data.kspace.size());
     for (std::size_t i = 0; i < 3 * M; ++i) k[i] = cfloat(float(data.trajectory.k[i]), 0.0f);
     for (std::size_t i = 0; i < ksp.size(); ++i) ksp[i] = cfloat(data.kspace[i]);
-    writeCfl(base + "_traj", {3, ro, readouts}, k);
-    writeCfl(base + "_ksp", {1, ro, readouts, data.coils}, ksp);
+    // All arrays or none: a failed write leaves the previous data set whole.
+    CflGroupWriter writer;
+    writer.add(base + "_traj", {3, ro, readouts}, k);
+    writer.add(base + "_ksp", {1, ro, readouts, data.coils}, ksp);
     if (!data.density.empty()) {
         std::vector<cfloat> w(M);
         for (std::size_t m = 0; m < M; ++m) w[m] = cfloat(float(data.density[m]), 0.0f);
-        writeCfl(base + "_dens", {1, ro, readouts}, w);
+        writer.add(base + "_dens", {1, ro, readouts}, w);
     }
-    if (data.hasTruth()) writeCflImage(base + "_truth", data.grid, data.truth);
-    if (data.hasReference()) writeCflImage(base + "_ref", data.grid, data.reference);
+    const auto addImage = [&](const std::string& name, const ComplexArray& image) {
+        const Grid& g = data.grid;
+        writer.add(name, {g.n[0], g.n[1], g.n[2]}, std::vector<cfloat>(image.begin(), image.end()));
+    };
+    if (data.hasTruth()) addImage(base + "_truth", data.truth);
+    if (data.hasReference()) addImage(base + "_ref", data.reference);
+    writer.commit();
 }
 
 namespace {

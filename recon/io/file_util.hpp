@@ -22,7 +22,11 @@ std::string readSmallFile(const std::string& path, const std::string& what, std:
 // A temporary file next to `target` (same folder, so the rename is atomic on one
 // file system) whose name keeps the target's extension (libraries such as
 // nifti_clib pick the format from it). commit() flushes it to disk and renames
-// it over the target; if commit() is never reached the temporary is removed.
+// it over the target; if commit() is never reached the temporary is removed, and
+// the target is untouched. A target that is a symbolic link is written through
+// to the file it names (the link stays); an existing target keeps its
+// permissions. Temporaries of this naming for the same target that a killed
+// run left behind (their process is gone) are removed on the next write.
 class AtomicOutput {
 public:
     explicit AtomicOutput(std::string target);
@@ -31,25 +35,35 @@ public:
     AtomicOutput& operator=(const AtomicOutput&) = delete;
 
     const std::string& path() const { return temp_; }     // write here
-    const std::string& target() const { return target_; }
+    const std::string& target() const { return target_; } // as the user named it
+    // Writes the temporary's whole content; every write and the close are checked.
+    void write(const void* data, std::size_t bytes);
     void commit();
 
 private:
-    std::string target_, temp_;
+    friend void commitAll(std::vector<AtomicOutput*> outputs);
+    void syncToDisk();  // the target's mode, then fsync: nothing is visible yet
+    void publish();     // the rename, then the folder's fsync
+
+    std::string target_, resolved_, temp_;
+    int keep_mode_ = -1;  // the existing target's permission bits
     bool committed_ = false;
 };
 
 // Commits several outputs together (BART's .cfl and .hdr): every temporary is
-// written first, then all are renamed; the data file before its header so a
-// reader never sees a header without its data.
+// written and synced first, then all are renamed; the data file before its
+// header so a reader never sees a header without its data.
 void commitAll(std::vector<AtomicOutput*> outputs);
 
 // `text` as the whole of `path`, through an AtomicOutput: readers see the old
 // file or the new one, never half of it.
 void writeTextAtomically(const std::string& path, const std::string& text);
 
-// Bytes written with ordinary stdio, with errors turned into recon::Error.
-void writeBytes(const std::string& path, const void* data, std::size_t bytes);
+// A whole file written through AtomicOutput (CSV, JSON and other small outputs).
+void writeFileAtomically(const std::string& target, const void* data, std::size_t bytes);
+
+// "cannot write '<target>': <why>", the one wording of every failed write.
+std::string cannotWrite(const std::string& target, const std::string& why);
 
 // Checked arithmetic for sizes declared by files: false on overflow.
 bool multiplyChecked(std::uint64_t a, std::uint64_t b, std::uint64_t* out);

@@ -64,14 +64,14 @@ Grid readGridAttributes(hid_t obj, const Place& where) {
     const std::vector<double> m = h5::readNumericAttribute(obj, "matrix", where, 3);
     for (double v : m)
         if (!(v >= 1 && v <= kMaxAxis) || v != std::floor(v))
-            throw InputError(where.str() + ", attribute 'matrix': " + std::to_string(v) +
+            throw InputError(where.str() + ", attribute 'matrix': " + formatNumber(v) +
                              " is not a grid size (1 to " + std::to_string(kMaxAxis) + ")");
     std::array<double, 3> fov{240, 240, 240};
     if (h5::hasAttribute(obj, "fov_mm")) {
         const std::vector<double> f = h5::readNumericAttribute(obj, "fov_mm", where, 3);
         for (int a = 0; a < 3; ++a) {
             if (!(f[a] > 0 && f[a] < 1e5))
-                throw InputError(where.str() + ", attribute 'fov_mm': " + std::to_string(f[a]) +
+                throw InputError(where.str() + ", attribute 'fov_mm': " + formatNumber(f[a]) +
                                  " mm is not a field of view");
             fov[a] = f[a];
         }
@@ -80,7 +80,7 @@ Grid readGridAttributes(hid_t obj, const Place& where) {
     if (h5::hasAttribute(obj, "dims")) {
         const double d = h5::readNumericAttribute(obj, "dims", where, 1)[0];
         if (d != g.dims)
-            throw InputError(where.str() + ": attribute 'dims' = " + std::to_string(d) + " disagrees with matrix " +
+            throw InputError(where.str() + ": attribute 'dims' = " + formatNumber(d) + " disagrees with matrix " +
                              g.describe());
     }
     return g;
@@ -105,6 +105,26 @@ void requireOurLayout(hid_t file, const std::string& path) {
     if (!(version >= 1 && version <= kLayoutVersion))
         throw InputError(root.str() + ": layout version " + std::to_string(version) + "; this build reads 1 to " +
                          std::to_string(kLayoutVersion) + " (written by a newer ReconStudio?)");
+}
+
+// A file made in memory (h5::createInMemory): closing it touches no disk.
+void closeWritten(Handle& file, const std::string& path) {
+    if (!file.close()) throw Error(cannotWrite(path, h5::withCause("closing the HDF5 file failed")));
+}
+
+// Runs a writer's body so that a failure inside names the file the user asked
+// for, not its temporary.
+template <class Body>
+void namingTarget(const std::string& path, Body&& body) {
+    try {
+        body();
+    } catch (const InputError&) {
+        throw;
+    } catch (const std::exception& e) {
+        const std::string what = e.what();
+        if (what.rfind("cannot write '" + path + "'", 0) == 0) throw;
+        throw Error(cannotWrite(path, what));
+    }
 }
 }  // namespace
 
@@ -199,7 +219,11 @@ Dataset readReconStudioHdf5(const std::string& path, const InputSpec& spec) {
         }
     if (h5::hasAttribute(traj.get(), "readout_length")) {
         const double r = h5::readNumericAttribute(traj.get(), "readout_length", traj_at, 1)[0];
-        if (r >= 1 && r <= double(M) && std::fmod(double(M), r) == 0) data.trajectory.readout_length = int(r);
+        if (!(r >= 1 && r <= double(M) && std::fmod(double(M), r) == 0))
+            throw InputError(traj_at.str() + ", attribute 'readout_length' = " + formatNumber(r) +
+                             ": a readout length is a whole number of samples from 1 to " + std::to_string(M) +
+                             " that divides the " + std::to_string(M) + " samples");
+        data.trajectory.readout_length = int(r);
     }
     data.trajectory.kind = h5::readStringAttribute(traj.get(), "kind", traj_at, "");
     convertToCyclesPerFov(data.trajectory, grid, units);
@@ -220,53 +244,61 @@ Dataset readReconStudioHdf5(const std::string& path, const InputSpec& spec) {
 void writeReconStudioHdf5(const std::string& path, const Dataset& data) {
     data.validate("data set to write");
     h5::Hdf5Session session;
-    AtomicOutput out(path);
-    {
-        Handle file = h5::createFile(out.path());
-        writeRootAttributes(file.get());
-        Handle g = h5::createGroup(file.get(), "dataset");
-        const Grid& grid = data.grid;
-        writeGridAttributes(g.get(), grid);
-        h5::writeAttribute(g.get(), "name", data.name);
-        h5::writeAttribute(g.get(), "source", data.source);
-        h5::writeAttribute(g.get(), "basis", toString(data.basis));
-        h5::writeAttribute(g.get(), "trajectory_units", toString(TrajectoryUnits::CyclesPerFov));
-        const std::size_t M = data.samples(), d = std::size_t(grid.dims);
-        std::vector<double> k(M * d);
-        for (std::size_t m = 0; m < M; ++m)
-            for (std::size_t a = 0; a < d; ++a) k[m * d + a] = data.trajectory.k[3 * m + a];
-        h5::writeReal(g.get(), "trajectory", {M, d}, k.data());
+    namingTarget(path, [&] {
+        AtomicOutput out(path);
         {
-            Handle t(H5Dopen2(g.get(), "trajectory", H5P_DEFAULT), H5Dclose);
-            if (data.trajectory.readout_length > 0)
-                h5::writeAttribute(t.get(), "readout_length", std::vector<std::int64_t>{data.trajectory.readout_length});
-            if (!data.trajectory.kind.empty()) h5::writeAttribute(t.get(), "kind", data.trajectory.kind);
+            Handle file = h5::createInMemory(path);
+            writeRootAttributes(file.get());
+            Handle g = h5::createGroup(file.get(), "dataset");
+            const Grid& grid = data.grid;
+            writeGridAttributes(g.get(), grid);
+            h5::writeAttribute(g.get(), "name", data.name);
+            h5::writeAttribute(g.get(), "source", data.source);
+            h5::writeAttribute(g.get(), "basis", toString(data.basis));
+            h5::writeAttribute(g.get(), "trajectory_units", toString(TrajectoryUnits::CyclesPerFov));
+            const std::size_t M = data.samples(), d = std::size_t(grid.dims);
+            std::vector<double> k(M * d);
+            for (std::size_t m = 0; m < M; ++m)
+                for (std::size_t a = 0; a < d; ++a) k[m * d + a] = data.trajectory.k[3 * m + a];
+            h5::writeReal(g.get(), "trajectory", {M, d}, k.data());
+            {
+                Handle t(H5Dopen2(g.get(), "trajectory", H5P_DEFAULT), H5Dclose);
+                if (data.trajectory.readout_length > 0)
+                    h5::writeAttribute(t.get(), "readout_length", std::vector<std::int64_t>{data.trajectory.readout_length});
+                if (!data.trajectory.kind.empty()) h5::writeAttribute(t.get(), "kind", data.trajectory.kind);
+            }
+            h5::writeComplex(g.get(), "kspace", {hsize_t(data.coils), M}, data.kspace.data());
+            if (!data.density.empty()) h5::writeReal(g.get(), "density", {M}, data.density.data());
+            writeImageDataset(g.get(), "truth", grid, data.truth);
+            writeImageDataset(g.get(), "reference", grid, data.reference);
+            g.reset();
+            const std::string bytes = h5::fileImage(file.get());
+            closeWritten(file, path);
+            out.write(bytes.data(), bytes.size());
         }
-        h5::writeComplex(g.get(), "kspace", {hsize_t(data.coils), M}, data.kspace.data());
-        if (!data.density.empty()) h5::writeReal(g.get(), "density", {M}, data.density.data());
-        writeImageDataset(g.get(), "truth", grid, data.truth);
-        writeImageDataset(g.get(), "reference", grid, data.reference);
-        g.reset();
-        if (!file.close()) throw Error("cannot write '" + path + "': HDF5 close failed (disk full?)");
-    }
-    out.commit();
+        out.commit();
+    });
 }
 
 void writeReconStudioImage(const std::string& path, const Grid& grid, const ComplexArray& image,
                            const std::string& description) {
     h5::Hdf5Session session;
-    AtomicOutput out(path);
-    {
-        Handle file = h5::createFile(out.path());
-        writeRootAttributes(file.get());
-        writeImageDataset(file.get(), "image", grid, image);
-        Handle d(H5Dopen2(file.get(), "image", H5P_DEFAULT), H5Dclose);
-        writeGridAttributes(d.get(), grid);
-        if (!description.empty()) h5::writeAttribute(d.get(), "description", description);
-        d.reset();
-        if (!file.close()) throw Error("cannot write '" + path + "': HDF5 close failed (disk full?)");
-    }
-    out.commit();
+    namingTarget(path, [&] {
+        AtomicOutput out(path);
+        {
+            Handle file = h5::createInMemory(path);
+            writeRootAttributes(file.get());
+            writeImageDataset(file.get(), "image", grid, image);
+            Handle d(H5Dopen2(file.get(), "image", H5P_DEFAULT), H5Dclose);
+            writeGridAttributes(d.get(), grid);
+            if (!description.empty()) h5::writeAttribute(d.get(), "description", description);
+            d.reset();
+            const std::string bytes = h5::fileImage(file.get());
+            closeWritten(file, path);
+            out.write(bytes.data(), bytes.size());
+        }
+        out.commit();
+    });
 }
 
 ComplexArray readReconStudioImage(const std::string& path, Grid* grid_out) {
@@ -329,45 +361,47 @@ void writeReconStudioResults(const std::string& path, const ReconstructionRecord
         Handle existing = h5::openReadOnly(path, "output");
         requireOurLayout(existing.get(), path);
     }
-    AtomicOutput out(path);
-    if (update && !std::filesystem::copy_file(path, out.path(), std::filesystem::copy_options::overwrite_existing, ec))
-        throw Error("cannot write '" + path + "': copying it failed: " + ec.message());
-    {
-        Handle file = update ? h5::openReadWrite(out.path()) : h5::createFile(out.path());
-        if (!update) writeRootAttributes(file.get());
-        if (h5::exists(file.get(), "/results"))
-            h5::check(H5Ldelete(file.get(), "/results", H5P_DEFAULT), "replacing /results");
-        Handle r = h5::createGroup(file.get(), "results");
-        writeGridAttributes(r.get(), grid);
-        h5::writeAttribute(r.get(), "lambda", std::vector<double>{rec.lambda});
-        h5::writeAttribute(r.get(), "lambda_scale", std::vector<double>{rec.lambda_scale});
-        h5::writeAttribute(r.get(), "regularizer", rec.regularizer);
-        h5::writeAttribute(r.get(), "method", rec.method);
-        h5::writeAttribute(r.get(), "backend", rec.backend);
-        h5::writeAttribute(r.get(), "iterations", std::vector<std::int64_t>{rec.iterations});
-        h5::writeAttribute(r.get(), "software", std::string(RECONSTUDIO_NAME " " RECONSTUDIO_VERSION));
-        h5::writeAttribute(r.get(), "created", utcNow());
-        writeImageDataset(r.get(), "gridding_trilinear", grid, rec.gridding_trilinear);
-        writeImageDataset(r.get(), "gridding_kb", grid, rec.gridding_kb);
-        writeImageDataset(r.get(), "iterative", grid, rec.iterative);
-        if (!rec.history.empty()) {
-            std::vector<HistoryRow> rows;
-            for (const IterationRecord& it : rec.history)
-                rows.push_back({it.iteration, it.residual, it.data_term, it.penalty_term, it.seconds,
-                                std::int8_t(it.has_truth), it.error_percent, it.psnr_db});
-            const hsize_t n = rows.size();
-            Handle mem = historyType(false), ftype = historyType(true);
-            Handle space(h5::checkId(H5Screate_simple(1, &n, nullptr), "history space"), H5Sclose);
-            Handle d(h5::checkId(H5Dcreate2(r.get(), "history", ftype.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
-                                            H5P_DEFAULT),
-                                 "history"),
-                     H5Dclose);
-            h5::check(H5Dwrite(d.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "writing history");
+    namingTarget(path, [&] {
+        AtomicOutput out(path);
+        {
+            Handle file = update ? h5::openInMemory(path, readSmallFile(path, "output", std::size_t(1) << 40)) : h5::createInMemory(path);
+            if (!update) writeRootAttributes(file.get());
+            if (h5::exists(file.get(), "/results"))
+                h5::check(H5Ldelete(file.get(), "/results", H5P_DEFAULT), "replacing /results");
+            Handle r = h5::createGroup(file.get(), "results");
+            writeGridAttributes(r.get(), grid);
+            h5::writeAttribute(r.get(), "lambda", std::vector<double>{rec.lambda});
+            h5::writeAttribute(r.get(), "lambda_scale", std::vector<double>{rec.lambda_scale});
+            h5::writeAttribute(r.get(), "regularizer", rec.regularizer);
+            h5::writeAttribute(r.get(), "method", rec.method);
+            h5::writeAttribute(r.get(), "backend", rec.backend);
+            h5::writeAttribute(r.get(), "iterations", std::vector<std::int64_t>{rec.iterations});
+            h5::writeAttribute(r.get(), "software", std::string(RECONSTUDIO_NAME " " RECONSTUDIO_VERSION));
+            h5::writeAttribute(r.get(), "created", utcNow());
+            writeImageDataset(r.get(), "gridding_trilinear", grid, rec.gridding_trilinear);
+            writeImageDataset(r.get(), "gridding_kb", grid, rec.gridding_kb);
+            writeImageDataset(r.get(), "iterative", grid, rec.iterative);
+            if (!rec.history.empty()) {
+                std::vector<HistoryRow> rows;
+                for (const IterationRecord& it : rec.history)
+                    rows.push_back({it.iteration, it.residual, it.data_term, it.penalty_term, it.seconds,
+                                    std::int8_t(it.has_truth), it.error_percent, it.psnr_db});
+                const hsize_t n = rows.size();
+                Handle mem = historyType(false), ftype = historyType(true);
+                Handle space(h5::checkId(H5Screate_simple(1, &n, nullptr), "history space"), H5Sclose);
+                Handle d(h5::checkId(H5Dcreate2(r.get(), "history", ftype.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                                                H5P_DEFAULT),
+                                     "history"),
+                         H5Dclose);
+                h5::check(H5Dwrite(d.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), "writing history");
+            }
+            r.reset();
+            const std::string bytes = h5::fileImage(file.get());
+            closeWritten(file, path);
+            out.write(bytes.data(), bytes.size());
         }
-        r.reset();
-        if (!file.close()) throw Error("cannot write '" + path + "': HDF5 close failed (disk full?)");
-    }
-    out.commit();
+        out.commit();
+    });
 }
 
 }  // namespace recon::io

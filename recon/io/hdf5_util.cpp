@@ -17,15 +17,26 @@ std::recursive_mutex& hdf5Mutex() {
     return m;
 }
 
-herr_t innermost(unsigned n, const H5E_error2_t* e, void* out) {
-    if (n == 0 && e->desc) *static_cast<std::string*>(out) = e->desc;
+struct ErrorCause {
+    std::string top;     // the API call's own description
+    std::string system;  // the operating system's reason, where a file driver gave one
+};
+
+herr_t collectCause(unsigned n, const H5E_error2_t* e, void* out) {
+    auto* cause = static_cast<ErrorCause*>(out);
+    if (!e->desc) return 0;
+    const std::string desc = e->desc;
+    if (n == 0) cause->top = desc;
+    // The POSIX driver writes "..., errno = 28, error message = 'No space left on device', ...".
+    const std::string marker = "error message = '";
+    const auto at = desc.find(marker);
+    if (at != std::string::npos && cause->system.empty()) {
+        const auto end = desc.find('\'', at + marker.size());
+        cause->system = desc.substr(at + marker.size(), end == std::string::npos ? std::string::npos : end - at - marker.size());
+    }
     return 0;
 }
 
-std::string withCause(const std::string& what) {
-    const std::string cause = lastError();
-    return cause.empty() ? what : what + " (HDF5: " + cause + ")";
-}
 
 // Member names HDF5 writers use for complex numbers: h5py/ours, ISMRMRD, others.
 constexpr const char* kComplexNames[][2] = {{"r", "i"}, {"real", "imag"}, {"re", "im"}};
@@ -47,10 +58,15 @@ Hdf5Session::Hdf5Session() : lock_(hdf5Mutex()) {
 Hdf5Session::~Hdf5Session() { H5Eset_auto2(H5E_DEFAULT, old_func_, old_data_); }
 
 std::string lastError() {
-    std::string out;
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, innermost, &out);
+    ErrorCause cause;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collectCause, &cause);
     H5Eclear2(H5E_DEFAULT);
-    return out;
+    return cause.system.empty() ? cause.top : cause.system;
+}
+
+std::string withCause(const std::string& what) {
+    const std::string cause = lastError();
+    return cause.empty() ? what : what + " (HDF5: " + cause + ")";
 }
 
 void check(herr_t status, const std::string& what) {
@@ -141,6 +157,41 @@ Handle createFile(const std::string& path) {
 Handle openReadWrite(const std::string& path) {
     return Handle(checkId(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "cannot open HDF5 file '" + path + "'"),
                   H5Fclose);
+}
+
+namespace {
+// Never the name of a file on disk, which HDF5 may hold open (reading it).
+std::string inMemoryName(const std::string& name) { return name + " (in memory)"; }
+
+Handle inMemoryAccess() {
+    Handle fapl(checkId(H5Pcreate(H5P_FILE_ACCESS), "file access list"), H5Pclose);
+    check(H5Pset_fapl_core(fapl.get(), 1 << 20, 0), "in-memory file driver");
+    return fapl;
+}
+}  // namespace
+
+Handle createInMemory(const std::string& name) {
+    Handle fapl = inMemoryAccess();
+    return Handle(checkId(H5Fcreate(inMemoryName(name).c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                          "cannot create HDF5 file '" + name + "' in memory"),
+                  H5Fclose);
+}
+
+Handle openInMemory(const std::string& name, const std::string& bytes) {
+    Handle fapl = inMemoryAccess();
+    check(H5Pset_file_image(fapl.get(), const_cast<char*>(bytes.data()), bytes.size()), "file image");
+    return Handle(checkId(H5Fopen(inMemoryName(name).c_str(), H5F_ACC_RDWR, fapl.get()),
+                          "cannot open HDF5 file '" + name + "' in memory"),
+                  H5Fclose);
+}
+
+std::string fileImage(hid_t file) {
+    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flushing the file");
+    const ssize_t size = H5Fget_file_image(file, nullptr, 0);
+    if (size < 0) throw Error(withCause("file image"));
+    std::string bytes(std::size_t(size), '\0');
+    if (H5Fget_file_image(file, bytes.data(), bytes.size()) != size) throw Error(withCause("file image"));
+    return bytes;
 }
 
 bool exists(hid_t loc, const std::string& path) {
@@ -345,12 +396,17 @@ std::string readStringAttribute(hid_t obj, const std::string& name, const Place&
     }
     const std::size_t size = H5Tget_size(type.get());
     if (size == 0 || size > (1u << 20)) throw InputError(at.str() + ": absurd string length");
-    Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(mem.get(), size);
-    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    // Read the stored bytes as they are and remove the padding here: converting
+    // to a null-terminated string of the same size drops the last character of a
+    // null- or space-padded one (h5py's fixed-length np.bytes_).
+    Handle mem(H5Tcopy(type.get()), H5Tclose);
     std::string s(size, '\0');
-    if (H5Aread(attr.get(), mem.get(), s.data()) < 0) throw InputError(withCause(at.str() + ": unreadable"));
-    s.resize(std::strlen(s.c_str()));
+    if (!mem.valid() || H5Aread(attr.get(), mem.get(), s.data()) < 0)
+        throw InputError(withCause(at.str() + ": unreadable"));
+    switch (H5Tget_strpad(type.get())) {
+        case H5T_STR_SPACEPAD: s.erase(s.find_last_not_of(' ') + 1); break;
+        default: s.resize(std::strlen(s.c_str())); break;  // NULLTERM, NULLPAD: up to the first NUL
+    }
     return s;
 }
 

@@ -55,6 +55,12 @@ public:
         if (id_ >= 0 && close_) close_(id_);
         id_ = H5I_INVALID_HID;
     }
+    // Hands the identifier to an owner that closes it itself.
+    hid_t release() {
+        const hid_t id = id_;
+        id_ = H5I_INVALID_HID;
+        return id;
+    }
     // Closes now and reports failure (a file close flushes, so it can fail).
     bool close() {
         const bool ok = id_ < 0 || !close_ || close_(id_) >= 0;
@@ -69,12 +75,21 @@ private:
 
 // The innermost description on HDF5's error stack ("" when empty).
 std::string lastError();
+// "<what> (HDF5: <cause>)", or `what` alone when HDF5 recorded no cause.
+std::string withCause(const std::string& what);
 
 // Opens an existing file read-only after checking it is a readable HDF5 file;
 // throws InputError "<what> '<path>': ..." otherwise.
 Handle openReadOnly(const std::string& path, const std::string& what);
 Handle createFile(const std::string& path);  // truncates
 Handle openReadWrite(const std::string& path);
+// Writers build their file in memory (HDF5's core driver, nothing on disk) and
+// write its bytes themselves through AtomicOutput, every write checked: HDF5
+// itself never meets a full disk, after which it can neither close the file
+// nor shut down cleanly. `name` only names the file in HDF5's messages.
+Handle createInMemory(const std::string& name);
+Handle openInMemory(const std::string& name, const std::string& bytes);  // to update a file
+std::string fileImage(hid_t file);  // the bytes of a file made so
 
 bool exists(hid_t loc, const std::string& path);  // every component checked, no error on absence
 bool isGroup(hid_t loc, const std::string& path);

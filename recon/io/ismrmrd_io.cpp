@@ -337,6 +337,36 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
     return data;
 }
 
+namespace {
+// ISMRMRD's C++ Dataset opens its file on disk and closes it in the destructor,
+// where a failure is lost. The image is built with the C++ class and appended
+// through the C API to a file in memory whose bytes then go to disk, checked.
+struct ImageForCApi : ISMRMRD::Image<std::complex<float>> {
+    using ISMRMRD::Image<std::complex<float>>::Image;
+    const ISMRMRD::ISMRMRD_Image* c() const { return &im; }
+};
+
+// ISMRMRD prints its errors to stderr; the writer's message says what failed instead.
+void quietIsmrmrd(const char*, int, const char*, int, const char*) {}
+
+void appendImageChecked(AtomicOutput& out, const std::string& path, const ImageForCApi& img) {
+    ISMRMRD::ismrmrd_set_error_handler(quietIsmrmrd);
+    // The file is made in memory and handed to ISMRMRD open (hdf5_util.hpp says why).
+    Handle memory = h5::createInMemory(path);
+    struct Closer {  // ISMRMRD closes the file and frees its names
+        ISMRMRD::ISMRMRD_Dataset file;
+        ~Closer() { ISMRMRD::ismrmrd_close_dataset(&file); }
+    } data;
+    if (ISMRMRD::ismrmrd_init_dataset(&data.file, path.c_str(), "dataset") != ISMRMRD::ISMRMRD_NOERROR)
+        throw Error(cannotWrite(path, "ISMRMRD cannot start a data set"));
+    data.file.fileid = memory.release();
+    if (ISMRMRD::ismrmrd_append_image(&data.file, "image_0", img.c()) != ISMRMRD::ISMRMRD_NOERROR)
+        throw Error(cannotWrite(path, h5::withCause("writing the image failed")));
+    const std::string bytes = h5::fileImage(data.file.fileid);
+    out.write(bytes.data(), bytes.size());
+}
+}  // namespace
+
 void writeIsmrmrdImage(const std::string& path, const Grid& grid, const ComplexArray& image,
                        const std::string& description) {
     if (image.size() != grid.voxels())
@@ -346,8 +376,7 @@ void writeIsmrmrdImage(const std::string& path, const Grid& grid, const ComplexA
     h5::Hdf5Session session;
     AtomicOutput out(path);
     try {
-        ISMRMRD::Dataset file(out.path().c_str(), "dataset", true);
-        ISMRMRD::Image<std::complex<float>> img(std::uint16_t(grid.n[0]), std::uint16_t(grid.n[1]),
+        ImageForCApi img(std::uint16_t(grid.n[0]), std::uint16_t(grid.n[1]),
                                                std::uint16_t(grid.n[2]), 1);
         img.setFieldOfView(float(grid.fov_mm[0]), float(grid.fov_mm[1]), float(grid.fov_mm[2]));
         // Image axes are the scanner's x, y, z (docs/FILE_FORMAT.md); the centre voxel sits at the origin.
@@ -366,9 +395,11 @@ void writeIsmrmrdImage(const std::string& path, const Grid& grid, const ComplexA
         }
         std::complex<float>* p = img.getDataPtr();
         for (std::size_t i = 0; i < image.size(); ++i) p[i] = std::complex<float>(image[i]);
-        file.appendImage("image_0", img);
+        appendImageChecked(out, path, img);
     } catch (const std::exception& e) {
-        throw Error("cannot write ISMRMRD image '" + path + "': " + e.what());
+        const std::string what = e.what();
+        if (what.rfind("cannot write '" + path + "'", 0) == 0) throw;
+        throw Error(cannotWrite(path, "ISMRMRD: " + what));
     }
     out.commit();
 }

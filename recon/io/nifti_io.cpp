@@ -1,9 +1,12 @@
 // NIfTI-1 export through nifti_clib: magnitude (and optionally phase) as
 // float32, voxel size = FOV / N in mm, and qform = sform mapping image axis i
 // to scanner axis i (NIfTI's RAS+ frame) with the centre voxel (N/2) at the
-// origin, matching the engine's x_n = (n - N/2) / N. Reading (for round trips
+// origin, matching the engine's x_n = (n - N/2) / N. nifti_clib builds the
+// header; the bytes (gzip-compressed for .nii.gz) are written here, because
+// nifti_image_write does not report a failed write. Reading (for round trips
 // and for reference images) accepts the common real types.
 #include <nifti1_io.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -29,10 +32,29 @@ std::string phasePath(const std::string& path) {
     return path.substr(0, path.size() - ext.size()) + "_phase" + ext;
 }
 
-void writeVolume(const std::string& temp, const Grid& grid, const std::vector<float>& values,
+// The gzip stream of `bytes` (what gzip(1) and nifti_clib read as .nii.gz).
+std::string gzipped(const std::string& bytes, const std::string& target) {
+    if (bytes.size() >= std::size_t(UINT32_MAX) / 2)
+        throw Error(cannotWrite(target, "too large for one gzip-compressed NIfTI volume; write .nii"));
+    z_stream z{};
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw Error(cannotWrite(target, "zlib cannot start compressing"));
+    std::string out(deflateBound(&z, uLong(bytes.size())), '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    z.avail_in = uInt(bytes.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = uInt(out.size());
+    const int status = deflate(&z, Z_FINISH);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    if (status != Z_STREAM_END) throw Error(cannotWrite(target, "zlib compression failed"));
+    return out;
+}
+
+void writeVolume(AtomicOutput& out, const Grid& grid, const std::vector<float>& values,
                  const std::string& description, bool phase) {
     int dims[8] = {grid.dims == 2 ? 2 : 3, grid.n[0], grid.n[1], grid.n[2], 1, 1, 1, 1};
-    NiftiPtr nim(nifti_make_new_nim(dims, NIFTI_TYPE_FLOAT32, 1));
+    NiftiPtr nim(nifti_make_new_nim(dims, NIFTI_TYPE_FLOAT32, 0));  // header only
     if (!nim) throw Error("NIfTI: cannot allocate the image header");
     nim->nifti_type = NIFTI_FTYPE_NIFTI1_1;
     float voxel[3];
@@ -54,13 +76,14 @@ void writeVolume(const std::string& temp, const Grid& grid, const std::vector<fl
     nim->cal_max = phase ? float(kPi) : (values.empty() ? 0.0f : *std::max_element(values.begin(), values.end()));
     std::strncpy(nim->descrip, description.c_str(), sizeof nim->descrip - 1);
     if (phase) std::strncpy(nim->intent_name, "phase (rad)", sizeof nim->intent_name - 1);
-    std::memcpy(nim->data, values.data(), values.size() * sizeof(float));
-    quiet();
-    if (nifti_set_filenames(nim.get(), temp.c_str(), 0, 1) != 0) throw Error("NIfTI: bad file name '" + temp + "'");
-    nifti_image_write(nim.get());  // reports failure only on stderr: checked below
-    std::error_code ec;
-    if (!std::filesystem::exists(temp, ec) || std::filesystem::file_size(temp, ec) < 348)
-        throw Error("cannot write NIfTI '" + temp + "'");
+    nim->iname_offset = 352;  // header (348 bytes) and an empty extension flag (4 bytes)
+    const nifti_1_header header = nifti_convert_nim2nhdr(nim.get());
+    std::string bytes(sizeof header, '\0');
+    std::memcpy(bytes.data(), &header, sizeof header);
+    bytes.append(4, '\0');
+    bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+    if (extensionOf(out.target()) == ".nii.gz") bytes = gzipped(bytes, out.target());
+    out.write(bytes.data(), bytes.size());
 }
 }  // namespace
 
@@ -71,7 +94,7 @@ void writeNifti(const std::string& path, const Grid& grid, const ComplexArray& i
     for (std::size_t i = 0; i < image.size(); ++i) magnitude[i] = float(std::abs(image[i]));
     const std::string description = opts.description.empty() ? "ReconStudio magnitude" : opts.description;
     AtomicOutput mag_out(path);
-    writeVolume(mag_out.path(), grid, magnitude, description, false);
+    writeVolume(mag_out, grid, magnitude, description, false);
     if (!opts.phase) {
         mag_out.commit();
         return;
@@ -79,7 +102,7 @@ void writeNifti(const std::string& path, const Grid& grid, const ComplexArray& i
     phase.resize(image.size());
     for (std::size_t i = 0; i < image.size(); ++i) phase[i] = float(std::arg(image[i]));
     AtomicOutput phase_out(phasePath(path));
-    writeVolume(phase_out.path(), grid, phase, description + " (phase)", true);
+    writeVolume(phase_out, grid, phase, description + " (phase)", true);
     commitAll({&mag_out, &phase_out});
 }
 
@@ -127,7 +150,7 @@ ComplexArray readNifti(const std::string& path, Grid* grid_out) {
     if (extensionOf(path) == ".nii" && (!(h.vox_offset >= 348) || double(size) < double(h.vox_offset) + double(data_bytes)))
         throw InputError("NIfTI image '" + path + "': " + std::to_string(size) + " bytes, but its header declares " +
                          std::to_string(data_bytes) + " bytes of data from offset " +
-                         std::to_string(h.vox_offset) + " (truncated file)");
+                         formatNumber(h.vox_offset) + " (truncated file)");
     NiftiPtr nim(nifti_image_read(path.c_str(), 1));
     if (!nim || !nim->data) throw InputError("NIfTI image '" + path + "': data unreadable (truncated file?)");
     if (nim->nvox != grid.voxels() || nim->datatype != h.datatype)

@@ -40,18 +40,27 @@ void writePng(const std::string& path, const Grid& grid, const ComplexArray& ima
             pixels[std::size_t(row) * width + col] =
                 png_byte(peak > 0 ? std::clamp(std::lround(255.0 * m / peak), 0L, 255L) : 0);
         }
-    AtomicOutput out(path);
     png_image img;
     std::memset(&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;
     img.width = png_uint_32(width);
     img.height = png_uint_32(height);
     img.format = PNG_FORMAT_GRAY;
-    if (!png_image_write_to_file(&img, out.path().c_str(), 0, pixels.data(), width, nullptr)) {
+    // Encoded in memory, then written with every write checked (AtomicOutput).
+    png_alloc_size_t size = 0;
+    std::vector<png_byte> encoded;
+    bool ok = png_image_write_to_memory(&img, nullptr, &size, 0, pixels.data(), width, nullptr);
+    if (ok) {
+        encoded.resize(size);
+        ok = png_image_write_to_memory(&img, encoded.data(), &size, 0, pixels.data(), width, nullptr);
+    }
+    if (!ok) {
         const std::string why = img.message;
         png_image_free(&img);
-        throw Error("cannot write PNG '" + path + "': " + why);
+        throw Error(cannotWrite(path, "PNG encoding failed: " + why));
     }
+    AtomicOutput out(path);
+    out.write(encoded.data(), size);
     out.commit();
 }
 

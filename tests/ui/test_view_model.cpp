@@ -1,6 +1,8 @@
 // The widget-free pieces of the workstation: slice geometry, the shared view
 // model, slice extraction and rendering, and the CSV/JSON exports.
+#include <QFile>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -168,6 +170,28 @@ private slots:
         QCOMPARE(row[5].toDouble(), 6.0);  // cost = data + penalty
         QCOMPARE(row[6].toDouble(), 21.0);
         QVERIFY(lines[1].endsWith(",,"));  // no truth: PSNR and error left empty
+    }
+
+    void savingOverTheInputIsRefused() {
+        QTemporaryDir dir;
+        const QString input = dir.filePath("raw_iterative.mrd");
+        QFile f(input);
+        QVERIFY(f.open(QIODevice::WriteOnly) && f.write("raw") == 3);
+        f.close();
+        QVERIFY(QFile::link(input, dir.filePath("link_iterative.mrd")));
+        DatasetSummary data;
+        data.origin = input;
+        for (const char* name : {"raw_iterative.mrd", "link_iterative.mrd"}) {
+            try {
+                refuseSavingOverInput(dir.filePath(name), data);
+                QFAIL("saving over the input was not refused");
+            } catch (const recon::InputError& e) {
+                QVERIFY2(QString(e.what()).contains("would overwrite the input"), e.what());
+            }
+        }
+        refuseSavingOverInput(dir.filePath("raw_gridding-kb.mrd"), data);  // another file: fine
+        data.origin = QStringLiteral("small-2d");                           // a demo: no file
+        refuseSavingOverInput(dir.filePath("small-2d"), data);
     }
 
     void settingsRoundTripAndBadInput() {
