@@ -7,8 +7,11 @@
 // settings change) gets a new generation number; whatever the worker reports
 // for an older generation is dropped here, so an image or a record from an older
 // lambda is never shown. A newer request cancels the running job through the
-// std::atomic<bool> the session polls; the new job then starts warm from the
-// last iterate and reuses the session's cached Q and F^H d.
+// std::atomic<bool> the session polls. Every job reuses the session's cached Q
+// and F^H d. Reconstruct (and any change other than lambda) solves from zero, so
+// the same settings and data give the same image; only a debounced lambda change
+// (tuning) continues from the last iterate, and says so (warmStart(), with the
+// iterations since the last start from zero in totalIterations()).
 #pragma once
 
 #include <QObject>
@@ -45,6 +48,10 @@ public:
     QString lastError() const { return last_error_; }
     // Records of the current solve (of the current generation only).
     const std::vector<recon::IterationRecord>& history() const { return history_; }
+    // Whether the image shown continued from an earlier one (lambda tuning), and
+    // the CG iterations behind it since its solve from zero.
+    bool warmStart() const { return warm_start_; }
+    int totalIterations() const { return total_iterations_; }
     ImageLayers& layers() { return layers_; }
     const ImageLayers& layers() const { return layers_; }
 
@@ -66,7 +73,8 @@ public slots:
     // are open; the previous images stay until the new ones arrive.
     void setSettings(const studio::ReconSettings& s);
     void setLambda(double lambda);
-    void reconstruct();  // now: gridding (once per data set), then the iterative solve
+    // Now, from zero: gridding (once per data set), then the iterative solve.
+    void reconstruct();
     void cancel();       // stops at the worker's next check; the last complete image is kept
 
 signals:
@@ -86,6 +94,7 @@ signals:
 
 private:
     void post(JobRequest job);
+    void retune();  // the debounced restart after a settings change
     void open(JobRequest::Source source, const QString& name, std::shared_ptr<const recon::Dataset> data = {});
     void setState(JobState s);
     void onDatasetLoaded(const DatasetReport& report);
@@ -111,6 +120,9 @@ private:
     BackendReport backend_;
     QString phase_, cache_status_, last_error_;
     std::vector<recon::IterationRecord> history_;
+    bool lambda_only_change_ = false;  // since the last solve request: only lambda changed
+    bool warm_start_ = false;
+    int total_iterations_ = 0;
     ImageLayers layers_;
     QTimer debounce_;
     bool auto_reconstruct_ = true;

@@ -139,6 +139,7 @@ void SessionWorker::load(const JobRequest& job) {
     session_->setDataset(data_);
     gridded_ = false;
     last_iterate_.clear();
+    last_iterate_iterations_ = 0;
 
     DatasetReport report;
     report.data = data_;
@@ -228,6 +229,9 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     opts.method = recon::FourierMethod{s.method.toStdString(), 1e-6};
 
     const int coils = data_->coils;
+    // A cold start passes no image at all, so the same settings and data give the same result.
+    const bool warm = job.warm_start && last_iterate_.size() == data_->grid.voxels();
+    const int start_iteration = warm ? last_iterate_iterations_ : 0;
     QElapsedTimer post_clock;
     post_clock.start();
     auto observer = [&](int coil, const recon::IterationRecord& record, const recon::ComplexArray* snapshot) {
@@ -238,6 +242,7 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         u.coil = coil;
         u.coils = coils;
         u.iterations = s.iterations;
+        u.start_iteration = start_iteration;
         u.lambda = s.lambda;
         // One coil's iterate is not the combined image: multi-coil data show theirs at
         // the end. Posts (with an image when one is due) go out at most every
@@ -256,19 +261,20 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     auto phase = [&](const std::string& name, double fraction) {
         notePhase(job, QString::fromStdString(name), fraction);
     };
-    const bool warm = last_iterate_.size() == data_->grid.voxels();
     recon::SolveResult result =
         session_->solve(opts, observer, job.cancel.get(), warm ? &last_iterate_ : nullptr, phase);
     flushIterations();
 
     outcome.solved = true;
     outcome.iterations_done = result.history.empty() ? 0 : result.history.back().iteration;
+    outcome.start_iteration = start_iteration;
     outcome.seconds = result.seconds;
     outcome.lambda = result.lambda;
     outcome.lambda_scale = result.lambda_scale;
     outcome.method = QString::fromStdString(result.method);
     if (!result.image.empty()) {
         last_iterate_ = result.image;
+        last_iterate_iterations_ = start_iteration + outcome.iterations_done;
         outcome.layers = imageLayers(Layer::Iterative, std::move(result.image), false);
     }
     if (result.cancelled) outcome.state = JobState::Cancelled;
