@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -33,6 +34,7 @@
 #include "ui/comparison_grid.hpp"
 #include "ui/convergence_plot.hpp"
 #include "ui/data_panel.hpp"
+#include "ui/dicom_export.hpp"
 #include "ui/exports.hpp"
 #include "ui/slice_rendering.hpp"
 #include "ui/tune_panel.hpp"
@@ -115,6 +117,7 @@ void MainWindow::buildActions() {
 
     reconstruct_action_ = new QAction(s->standardIcon(QStyle::SP_MediaPlay), tr("&Reconstruct"), this);
     reconstruct_action_->setShortcut(Qt::Key_F5);
+    reconstruct_action_->setToolTip(tr("Reconstruct from zero: the same settings and data give the same image"));
     connect(reconstruct_action_, &QAction::triggered, controller_, &ReconstructionController::reconstruct);
     cancel_action_ = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), this);
     cancel_action_->setShortcut(Qt::Key_Escape);
@@ -146,6 +149,16 @@ void MainWindow::buildActions() {
                                   [this](const QString& p, QString* e) { return saveConvergenceCsv(p, e); });
     save_settings_action_ = saveAction(tr("Save &Settings..."), tr("Save settings"), tr("JSON (*.json)"),
                                        [this](const QString& p, QString* e) { return saveSettings(p, e); });
+    export_dicom_action_ = new QAction(tr("Export &DICOM..."), this);
+    export_dicom_action_->setToolTip(tr("Every image shown as a DICOM MR series (one folder per image) in a new folder"));
+    connect(export_dicom_action_, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export DICOM into a new folder"), dialogDirectory(),
+                                                          QString(), nullptr, QFileDialog::ShowDirsOnly);
+        if (path.isEmpty()) return;
+        last_directory_ = QFileInfo(path).absolutePath();
+        QString error;
+        if (!exportDicom(path, &error)) showError(tr("Export DICOM"), error);
+    });
     load_settings_action_ = new QAction(tr("&Load Settings..."), this);
     connect(load_settings_action_, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Load settings"), dialogDirectory(), tr("JSON (*.json)"));
@@ -192,6 +205,7 @@ void MainWindow::buildMenus() {
     file->addAction(save_png_action_);
     file->addAction(save_csv_action_);
     file->addAction(save_settings_action_);
+    file->addAction(export_dicom_action_);
     file->addAction(load_settings_action_);
     file->addSeparator();
     file->addAction(quit_action_);
@@ -234,14 +248,18 @@ void MainWindow::buildMenus() {
                "<tr><td>Ctrl+1/2/3</td><td>axial / coronal / sagittal</td></tr>"
                "</table>"));
     });
-    help->addAction(tr("&About ReconStudio"), this, [this] {
-        QMessageBox::about(this, tr("About ReconStudio"),
-                           tr("<h3>ReconStudio %1</h3><p>Non-Cartesian MRI reconstruction: gridding and the "
-                              "iterative regularised least-squares method of Stone et al. (2008), "
-                              "compared side by side.</p><p>Qt %2</p>")
-                               .arg(QStringLiteral(RECONSTUDIO_VERSION))
-                               .arg(QString::fromLatin1(qVersion())));
-    });
+    help->addAction(tr("&About ReconStudio"), this,
+                    [this] { QMessageBox::about(this, tr("About ReconStudio"), aboutText()); });
+}
+
+QString MainWindow::aboutText() {
+    return tr("<h3>ReconStudio %1</h3><p>Non-Cartesian MRI reconstruction: gridding and the "
+              "iterative regularised least-squares method of Stone et al. (2008), "
+              "compared side by side.</p>"
+              "<p><b>Not for diagnostic use.</b> ReconStudio is research software; its images "
+              "must not be used to diagnose or treat patients.</p><p>Qt %2</p>")
+        .arg(QStringLiteral(RECONSTUDIO_VERSION))
+        .arg(QString::fromLatin1(qVersion()));
 }
 
 void MainWindow::buildToolBar() {
@@ -337,10 +355,19 @@ void MainWindow::connectController() {
     ReconstructionController* c = controller_;
     connect(c, &ReconstructionController::stateChanged, this, &MainWindow::showState);
     connect(c, &ReconstructionController::failed, this, [this](const QString& message) {
-        statusBar()->showMessage(tr("Failed: %1").arg(message), 15000);
         phase_label_->setText(tr("Failed: %1").arg(message));
+        if (!pending_open_.isEmpty()) {
+            // The file did not load: say so where it cannot be missed, and keep it out of Open Recent.
+            pending_open_.clear();
+            showError(tr("Could not open the file"), message);
+        } else {
+            statusBar()->showMessage(tr("Failed: %1").arg(message), 15000);
+        }
     });
     connect(c, &ReconstructionController::datasetChanged, this, [this] {
+        if (!pending_open_.isEmpty() && controller_->summary().origin == pending_open_)
+            addRecentFile(QFileInfo(pending_open_).absoluteFilePath());
+        pending_open_.clear();
         const DatasetSummary& s = controller_->summary();
         model_->setGrid(s.grid, s.truth_max);
         orientation_box_->setEnabled(s.grid.dims == 3);
@@ -377,12 +404,18 @@ void MainWindow::connectController() {
     connect(c, &ReconstructionController::jobFinished, this, [this](const JobOutcome& o) {
         convergence_->flush();  // the whole history is drawn when the job ends
         if (o.solved)
-            statusBar()->showMessage(tr("%1 CG iterations in %2 (lambda %3 x s, %4)")
-                                         .arg(o.iterations_done)
-                                         .arg(humanSeconds(o.seconds))
-                                         .arg(o.lambda, 0, 'g', 3)
-                                         .arg(o.method),
-                                     15000);
+            statusBar()->showMessage(
+                (o.start_iteration > 0
+                     ? tr("%1 CG iterations in %2, warm start: %3 since the last start from zero (lambda %4 x s, %5)")
+                           .arg(o.iterations_done)
+                           .arg(humanSeconds(o.seconds))
+                           .arg(o.start_iteration + o.iterations_done)
+                     : tr("%1 CG iterations from zero in %2 (lambda %3 x s, %4)")
+                           .arg(o.iterations_done)
+                           .arg(humanSeconds(o.seconds)))
+                    .arg(o.lambda, 0, 'g', 3)
+                    .arg(o.method),
+                15000);
     });
     connect(c, &ReconstructionController::cacheStatusChanged, this, [this](const QString& s) {
         cache_label_->setText(cache_label_->fontMetrics().elidedText(s, Qt::ElideRight, 420));
@@ -400,7 +433,7 @@ void MainWindow::showState(JobState s) {
     const bool busy = isActive(s);
     cancel_action_->setEnabled(busy);
     reconstruct_action_->setEnabled(controller_->hasDataset());
-    for (QAction* a : {save_images_action_, save_png_action_, save_csv_action_, save_settings_action_})
+    for (QAction* a : {save_images_action_, save_png_action_, save_csv_action_, save_settings_action_, export_dicom_action_})
         a->setEnabled(controller_->hasDataset());
     if (!busy) {
         phase_label_->setText(s == JobState::Failed ? tr("Failed: %1").arg(controller_->lastError())
@@ -419,20 +452,28 @@ void MainWindow::updateTitle() {
 
 void MainWindow::showError(const QString& what, const QString& message) {
     statusBar()->showMessage(QStringLiteral("%1: %2").arg(what, message), 15000);
-    if (!QApplication::platformName().startsWith(QLatin1String("offscreen")))
-        QMessageBox::warning(this, what, message);
+    // open(), not exec(): nothing waits for the click, so an unattended --screenshot run goes on.
+    auto* box = new QMessageBox(QMessageBox::Warning, what, message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("error-dialog"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::confirmSaved(const QString& where) {
+    statusBar()->showMessage(tr("Saved to %1").arg(QDir::toNativeSeparators(QFileInfo(where).absoluteFilePath())), 15000);
 }
 
 QString MainWindow::dialogDirectory() const { return last_directory_; }
 
 void MainWindow::openFile(const QString& path) {
     last_directory_ = QFileInfo(path).absolutePath();
-    addRecentFile(QFileInfo(path).absoluteFilePath());
+    pending_open_ = path;
     controller_->openFile(path);
 }
 
 void MainWindow::openDemo(const QString& name, bool use_case_tuning) {
     last_demo_ = name;
+    pending_open_.clear();
     controller_->openDemo(name, use_case_tuning);
 }
 
@@ -460,6 +501,7 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             rec.iterations = int(controller_->history().size());
             rec.history = controller_->history();
             recon::writeReconstruction(path.toStdString(), rec);
+            confirmSaved(path);
             return true;
         }
         // Other formats hold one image each: NAME_<layer>.EXT per image shown.
@@ -476,6 +518,7 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             ++written;
         }
         if (written == 0) throw recon::InputError("there is no image to save yet");
+        confirmSaved(base + QStringLiteral("_*.") + suffix);
         return true;
     } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
@@ -483,7 +526,22 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
     }
 }
 
-bool MainWindow::saveComparisonPng(const QString& path) { return comparison_->grab().save(path, "PNG"); }
+bool MainWindow::exportDicom(const QString& directory, QString* error) {
+    try {
+        recon::writeDicomSeries(directory.toStdString(), dicomExportFor(*controller_));
+        confirmSaved(directory);
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+bool MainWindow::saveComparisonPng(const QString& path) {
+    if (!comparison_->grab().save(path, "PNG")) return false;
+    confirmSaved(path);
+    return true;
+}
 
 namespace {
 bool writeFile(const QString& path, const QByteArray& bytes, QString* error) {
@@ -495,11 +553,16 @@ bool writeFile(const QString& path, const QByteArray& bytes, QString* error) {
 }  // namespace
 
 bool MainWindow::saveConvergenceCsv(const QString& path, QString* error) {
-    return writeFile(path, convergenceCsv(controller_->history()), error);
+    if (!writeFile(path, convergenceCsv(controller_->history()), error)) return false;
+    confirmSaved(path);
+    return true;
 }
 
 bool MainWindow::saveSettings(const QString& path, QString* error) {
-    return writeFile(path, settingsJson(controller_->settings(), controller_->summary(), controller_->backend()), error);
+    if (!writeFile(path, settingsJson(controller_->settings(), controller_->summary(), controller_->backend()), error))
+        return false;
+    confirmSaved(path);
+    return true;
 }
 
 bool MainWindow::loadSettings(const QString& path, QString* error) {

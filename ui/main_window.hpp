@@ -59,8 +59,12 @@ public:
     bool saveConvergenceCsv(const QString& path, QString* error = nullptr);
     bool saveSettings(const QString& path, QString* error = nullptr);
     bool loadSettings(const QString& path, QString* error = nullptr);
+    // Every image shown as a DICOM MR series, into the new folder `directory`.
+    bool exportDicom(const QString& directory, QString* error = nullptr);
 
     QStringList recentFiles() const { return recent_files_; }
+    // Help > About's text (rich text).
+    static QString aboutText();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -80,7 +84,9 @@ private:
     void rebuildRecentMenu();
     void updateTitle();
     void showState(JobState s);
+    // A window-modal message box that does not block (so tests see it), and the status bar.
     void showError(const QString& what, const QString& message);
+    void confirmSaved(const QString& where);
     QString dialogDirectory() const;
 
     MainWindowOptions options_;
@@ -100,6 +106,7 @@ private:
     QAction* save_png_action_ = nullptr;
     QAction* save_csv_action_ = nullptr;
     QAction* save_settings_action_ = nullptr;
+    QAction* export_dicom_action_ = nullptr;
     QAction* load_settings_action_ = nullptr;
     QAction* quit_action_ = nullptr;
     QAction* auto_wl_action_ = nullptr;
@@ -120,6 +127,7 @@ private:
     QStringList recent_files_;
     QString last_directory_;
     QString last_demo_;
+    QString pending_open_;  // a file being opened: it enters Open Recent once it has loaded
 };
 
 }  // namespace studio

@@ -6,10 +6,12 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -190,6 +192,45 @@ private slots:
         QVERIFY(error.contains("missing.json"));
         QVERIFY(!w.saveConvergenceCsv(dir.filePath("no/such/dir/c.csv"), &error));
         QVERIFY(error.contains("c.csv"));
+    }
+
+    // Issue 16, item 9: a failed open says so in a dialog and stays out of Open
+    // Recent; a save says where it wrote; About says the software is not for diagnosis.
+    void failedOpenShowsADialogAndStaysOutOfRecent() {
+        QTemporaryDir dir;
+        MainWindow w(headless());
+        w.show();
+        useSettings(w, 3);
+        const QString bad = dir.filePath("not-a-scan.h5");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not HDF5");
+        f.close();
+        w.openFile(bad);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
+        QCOMPARE(toString(w.controller()->state()), toString(JobState::Failed));
+        auto* dialog = w.findChild<QMessageBox*>(QStringLiteral("error-dialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        QVERIFY2(dialog->text().contains(QStringLiteral("not-a-scan.h5")), qPrintable(dialog->text()));
+        QVERIFY(!w.recentFiles().contains(QFileInfo(bad).absoluteFilePath()));
+        dialog->close();
+    }
+
+    void savesSayWhereTheyWrote() {
+        QTemporaryDir dir;
+        MainWindow w(headless());
+        w.show();
+        useSettings(w, 3);
+        w.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
+        QString error;
+        QVERIFY2(w.saveConvergenceCsv(dir.filePath("history.csv"), &error), qPrintable(error));
+        QVERIFY2(w.statusBar()->currentMessage().contains(QFileInfo(dir.filePath("history.csv")).absoluteFilePath()),
+                 qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY2(w.saveSettings(dir.filePath("s.json"), &error), qPrintable(error));
+        QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("s.json")));
+        QVERIFY(MainWindow::aboutText().contains(QStringLiteral("Not for diagnostic use")));
     }
 
     void dropOpensAFileAndRemembersIt() {
