@@ -81,16 +81,16 @@ ConvergencePlot::ConvergencePlot(QWidget* parent) : QWidget(parent) {
         s->attachAxis(quality_iteration_axis_);
         s->attachAxis(y);
     };
-    attach(makeSeries(quality, "psnr", tr("iterative PSNR"), QColor(44, 160, 44)), psnr_axis_);
-    attach(makeSeries(quality, "error", tr("iterative error"), QColor(214, 39, 40)), error_axis_);
-    attach(makeSeries(quality, "ref-" + layerKey(Layer::GriddingTrilinear), tr("trilinear gridding PSNR"),
+    attach(makeSeries(quality, "psnr", tr("PSNR"), QColor(44, 160, 44)), psnr_axis_);
+    attach(makeSeries(quality, "error", tr("error"), QColor(214, 39, 40)), error_axis_);
+    attach(makeSeries(quality, "ref-" + layerKey(Layer::GriddingTrilinear), tr("trilinear"),
                       QColor(127, 127, 127), true),
            psnr_axis_);
-    attach(makeSeries(quality, "ref-" + layerKey(Layer::GriddingKaiserBessel), tr("Kaiser-Bessel gridding PSNR"),
+    attach(makeSeries(quality, "ref-" + layerKey(Layer::GriddingKaiserBessel), tr("Kaiser-Bessel"),
                       QColor(148, 103, 189), true),
            psnr_axis_);
     {
-        QLineSeries* floor = makeSeries(quality, "ref-floor", tr("Cartesian floor PSNR"), QColor(23, 190, 207), true);
+        QLineSeries* floor = makeSeries(quality, "ref-floor", tr("floor"), QColor(23, 190, 207), true);
         QPen pen = floor->pen();
         pen.setStyle(Qt::DotLine);
         floor->setPen(pen);
@@ -161,8 +161,22 @@ void ConvergencePlot::reset(int iterations) {
     relative_axis_->setRange(1e-3, 1);
     psnr_axis_->setRange(0, 40);
     error_axis_->setRange(0, 100);
+    // The griddings' and the floor's lines outlive a solve: keep them inside the range.
+    for (const auto& [layer, q] : references_) {
+        psnr_min_ = std::min(psnr_min_, q.psnr_db);
+        psnr_max_ = std::max(psnr_max_, q.psnr_db);
+    }
+    if (floor_) {
+        psnr_min_ = std::min(psnr_min_, floor_->psnr_db);
+        psnr_max_ = std::max(psnr_max_, floor_->psnr_db);
+    }
     updateReferenceLines();
+    updateQualityAxes();
 }
+
+std::pair<double, double> ConvergencePlot::psnrRange() const { return {psnr_axis_->min(), psnr_axis_->max()}; }
+
+QList<QChart*> ConvergencePlot::charts() const { return {convergence_view_->chart(), quality_view_->chart()}; }
 
 void ConvergencePlot::addRecord(const recon::IterationRecord& r) {
     if (r.iteration > iterations_) {

@@ -45,6 +45,9 @@ public:
     // For tests: points plotted so far per series name
     // ("residual", "cost", "psnr", "error", "ref-gridding-kb", ...).
     int pointCount(const QString& series) const;
+    // For tests: the PSNR axis' range (dB) and the charts (their legends' text).
+    std::pair<double, double> psnrRange() const;
+    QList<QChart*> charts() const;
 
 private:
     QLineSeries* makeSeries(QChart* chart, const QString& key, const QString& name, QColor colour,

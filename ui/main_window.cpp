@@ -17,8 +17,10 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -322,12 +324,23 @@ void MainWindow::buildDocks() {
         addDockWidget(area, d);
         return d;
     };
+    // The side panels scroll vertically when the screen is short, instead of being
+    // squeezed until their rows overlap; their text wraps to the dock's width.
+    auto scrolling = [this](QWidget* panel) {
+        auto* area = new QScrollArea(this);
+        area->setWidgetResizable(true);
+        area->setFrameShape(QFrame::NoFrame);
+        area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        area->setWidget(panel);
+        area->setMinimumWidth(panel->minimumSizeHint().width() + area->verticalScrollBar()->sizeHint().width());
+        return area;
+    };
     data_panel_ = new DataPanel(controller_, this);
     tune_panel_ = new TunePanel(controller_, this);
-    dock(tr("Data"), QStringLiteral("data-dock"), data_panel_, Qt::LeftDockWidgetArea);
-    dock(tr("Reconstruction"), QStringLiteral("tune-dock"), tune_panel_, Qt::LeftDockWidgetArea);
+    dock(tr("Data"), QStringLiteral("data-dock"), scrolling(data_panel_), Qt::LeftDockWidgetArea);
+    dock(tr("Reconstruction"), QStringLiteral("tune-dock"), tune_panel_, Qt::LeftDockWidgetArea);  // scrolls inside
     convergence_ = new ConvergencePlot(this);
-    convergence_->setMinimumHeight(220);
+    convergence_->setMinimumHeight(250);
     dock(tr("Convergence"), QStringLiteral("convergence-dock"), convergence_, Qt::BottomDockWidgetArea);
 }
 
@@ -418,7 +431,12 @@ void MainWindow::connectController() {
                 15000);
     });
     connect(c, &ReconstructionController::cacheStatusChanged, this, [this](const QString& s) {
-        cache_label_->setText(cache_label_->fontMetrics().elidedText(s, Qt::ElideRight, 420));
+        // The label names what is cached; how each was made (method, tolerance) is in the tooltip.
+        QString brief = s;
+        brief.remove(QRegularExpression(QStringLiteral(" \\([^)]*\\)")));
+        QStringList items = brief.split(QStringLiteral(", "));
+        items.removeDuplicates();
+        cache_label_->setText(items.join(QStringLiteral(", ")));
         cache_label_->setToolTip(s + tr("\nQ depends only on the trajectory and F^H d only on the data: a lambda "
                                         "or regulariser change reruns CG alone."));
     });
@@ -599,7 +617,8 @@ void MainWindow::rebuildRecentMenu() {
 
 void MainWindow::restoreSettings() {
     QSettings s;
-    restoreGeometry(s.value("window/geometry").toByteArray());
+    // The first run fills the screen (maximised); later runs come back as they were left.
+    if (!restoreGeometry(s.value("window/geometry").toByteArray())) setWindowState(windowState() | Qt::WindowMaximized);
     restoreState(s.value("window/state").toByteArray());
     recent_files_ = s.value("files/recent").toStringList();
     last_directory_ = s.value("files/directory").toString();

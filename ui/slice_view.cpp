@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "recon/core/conventions.hpp"
+
 namespace studio {
 
 SliceView::SliceView(Layer layer, ImageLayers* layers, SliceViewModel* model, QWidget* parent)
@@ -88,7 +90,7 @@ QString SliceView::title() const {
     QString t = layerTitle(layer_);
     if (gain() != 1.0) t += QStringLiteral("  (x%1)").arg(gain());
     if (const LayerImage* image = layers_->get(layer_); image && image->quality)
-        t += QStringLiteral("   %1 dB  %2 %")
+        t += QStringLiteral("  %1 dB  %2 %")
                  .arg(image->quality->psnr_db, 0, 'f', 2)
                  .arg(image->quality->error_percent, 0, 'f', 1);
     return t;
@@ -121,16 +123,15 @@ void SliceView::paintEvent(QPaintEvent*) {
     }
 
     // Overlays: title (with quality), slice and the value under the cursor, on a
-    // dark band so they stay legible over bright tissue.
-    QFont f = font();
-    f.setPointSizeF(f.pointSizeF() * 0.9);
-    p.setFont(f);
-    const QRect text = rect().adjusted(6, 3, -6, -3);
+    // dark band so they stay legible over bright tissue. Long text wraps rather than being cut.
+    p.setFont(overlayFont());
+    const QRect text = overlayRect();
     auto label = [&p, &text](const QString& s, Qt::Alignment a) {
-        const QRect r = p.fontMetrics().boundingRect(text, int(a), s).adjusted(-4, -1, 4, 1);
+        const int flags = int(a) | Qt::TextWordWrap;
+        const QRect r = p.fontMetrics().boundingRect(text, flags, s).adjusted(-4, -1, 4, 1);
         p.fillRect(r, QColor(0, 0, 0, 150));
         p.setPen(QColor(235, 235, 235));
-        p.drawText(text, int(a), s);
+        p.drawText(text, flags, s);
     };
     label(title(), Qt::AlignTop | Qt::AlignLeft);
     if (!ready) {
@@ -144,16 +145,43 @@ void SliceView::paintEvent(QPaintEvent*) {
         p.drawText(rect(), Qt::AlignCenter, why);
         return;
     }
+    label(packLines(cursorParts(), p.fontMetrics(), text.width()).join(QLatin1Char('\n')), Qt::AlignBottom | Qt::AlignLeft);
+}
+
+QFont SliceView::overlayFont() const {
+    QFont f = font();
+    f.setPointSizeF(f.pointSizeF() * 0.9);
+    return f;
+}
+
+QStringList SliceView::cursorParts() const {
     const auto& c = model_->cursor();
-    QString info = QStringLiteral("%1 %2/%3   (%4, %5, %6)")
-                       .arg(toString(model_->orientation()))
-                       .arg(model_->slice() + 1)
-                       .arg(model_->sliceCount())
-                       .arg(c[0])
-                       .arg(c[1])
-                       .arg(c[2]);
-    if (auto v = cursorValue()) info += QStringLiteral("   %1 %2").arg(toString(model_->displayMode()).toLower()).arg(*v, 0, 'g', 4);
-    label(info, Qt::AlignBottom | Qt::AlignLeft);
+    const recon::Grid& g = model_->grid();
+    QStringList parts;
+    parts << QStringLiteral("%1 %2/%3").arg(toString(model_->orientation())).arg(model_->slice() + 1).arg(model_->sliceCount());
+    parts << QStringLiteral("(%1, %2, %3)").arg(c[0]).arg(c[1]).arg(c[2]);
+    auto mm = [&g, &c](int axis) {
+        return QString::number(recon::voxelPosition(c[axis], g.n[axis]) * g.fov_mm[axis], 'f', 1);
+    };
+    parts << (g.dims == 3 ? QStringLiteral("%1, %2, %3 mm").arg(mm(0), mm(1), mm(2))
+                          : QStringLiteral("%1, %2 mm").arg(mm(0), mm(1)));
+    if (auto v = cursorValue()) {
+        const double scale = model_->displayMode() == DisplayMode::Phase ? recon::kPi : model_->intensityMax();
+        parts << QStringLiteral("%1 %2").arg(toString(model_->displayMode()).toLower(), formatReadout(*v, scale));
+    }
+    return parts;
+}
+
+QStringList SliceView::packLines(const QStringList& parts, const QFontMetrics& metrics, int width) {
+    const QString gap = QStringLiteral("   ");
+    QStringList lines;
+    for (const QString& part : parts) {
+        if (!lines.isEmpty() && metrics.horizontalAdvance(lines.back() + gap + part) <= width)
+            lines.back() += gap + part;
+        else
+            lines << part;
+    }
+    return lines;
 }
 
 void SliceView::wheelEvent(QWheelEvent* e) {

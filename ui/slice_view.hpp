@@ -35,6 +35,15 @@ public:
     // The value under the cursor in the current display mode (nullopt: no image).
     std::optional<double> cursorValue() const;
     QString title() const;
+    // The bottom overlay's parts: slice, voxel, position in mm (the NIfTI and DICOM
+    // exports' frame), the value at the cursor with significant digits of the image's scale.
+    QStringList cursorParts() const;
+    QFont overlayFont() const;
+    // `parts` joined greedily into lines no wider than `width` (a part wider than
+    // `width` keeps a line of its own).
+    static QStringList packLines(const QStringList& parts, const QFontMetrics& metrics, int width);
+    // The overlay's text box, inside the view's margins.
+    QRect overlayRect() const { return rect().adjusted(6, 3, -6, -3); }
 
     QSize sizeHint() const override { return {280, 280}; }
     QSize minimumSizeHint() const override { return {120, 120}; }

@@ -7,6 +7,9 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QVBoxLayout>
 #include <QSlider>
 #include <QSpinBox>
 
@@ -26,7 +29,16 @@ double TunePanel::lambdaAt(int position) { return std::pow(10.0, kMinLog10 + dou
 TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
     setObjectName(QStringLiteral("tune-panel"));
-    auto* form = new QFormLayout(this);
+    // The settings scroll when the screen is short; Reconstruct, Cancel and how the
+    // image was started stay in view below them.
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* settings = new QWidget(scroll);
+    auto* form = new QFormLayout(settings);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
 
     lambda_slider_ = new QSlider(Qt::Horizontal, this);
@@ -84,14 +96,19 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
                                 "Changing lambda alone continues from the image shown (warm start) to tune quickly."));
     cancel_ = new QPushButton(tr("Cancel"), this);
     cancel_->setObjectName(QStringLiteral("cancel-button"));
+    scroll->setWidget(settings);
+    scroll->setMinimumWidth(settings->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    outer->addWidget(scroll, 1);
     auto* buttons = new QHBoxLayout;
+    buttons->setContentsMargins(9, 0, 9, 0);
     buttons->addWidget(reconstruct_);
     buttons->addWidget(cancel_);
-    form->addRow(buttons);
+    outer->addLayout(buttons);
     start_label_ = new QLabel(this);
     start_label_->setObjectName(QStringLiteral("start-label"));
     start_label_->setWordWrap(true);
-    form->addRow(start_label_);
+    start_label_->setContentsMargins(9, 0, 9, 4);
+    outer->addWidget(start_label_);
 
     // Edits -> controller.
     connect(lambda_slider_, &QSlider::valueChanged, this, [this](int position) {

@@ -86,7 +86,8 @@ private slots:
         // Status bar: per-iteration progress at its end, and what the session cached.
         QCOMPARE(w.progressBar()->maximum(), 15);
         QCOMPARE(w.progressBar()->value(), 15);
-        QVERIFY(w.cacheLabel()->text().contains("Q ("));
+        QVERIFY(w.cacheLabel()->text().contains("Q, F^H d"));
+        QVERIFY(w.cacheLabel()->toolTip().contains("Q ("));  // how each was made
         // Data panel: the engine's facts and the conventions.
         QVERIFY(w.dataPanel()->field("Matrix").startsWith("128x128"));
         QVERIFY(w.dataPanel()->field("Samples").startsWith(QLocale::c().toString(qint64(w.controller()->dataset()->samples()))));
