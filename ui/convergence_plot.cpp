@@ -125,6 +125,8 @@ int ConvergencePlot::pointCount(const QString& key) const {
     return it == series_.end() ? -1 : int(it->second->count());
 }
 
+QPointF ConvergencePlot::point(const QString& key, int index) const { return points_.at(key).at(std::size_t(index)); }
+
 void ConvergencePlot::append(const QString& key, double x, double y) {
     points_[key].emplace_back(x, y);
     if (!flush_timer_.isActive()) flush_timer_.start();
@@ -144,9 +146,14 @@ void ConvergencePlot::flush() {
     }
 }
 
-void ConvergencePlot::reset(int iterations) {
+void ConvergencePlot::reset(int iterations, int iterations_before, double cost_reference) {
     iterations_ = std::max(1, iterations);
-    first_cost_ = 0;
+    first_cost_ = cost_reference > 0 ? cost_reference : 0;
+    const QString axis = iterations_before > 0
+                             ? tr("CG iteration of a warm start (%1 before it)").arg(iterations_before)
+                             : tr("CG iteration");
+    iteration_axis_->setTitleText(axis);
+    quality_iteration_axis_->setTitleText(axis);
     residual_min_ = cost_min_ = 1;
     psnr_min_ = 1e300;
     psnr_max_ = -1e300;
@@ -173,6 +180,8 @@ void ConvergencePlot::reset(int iterations) {
     updateReferenceLines();
     updateQualityAxes();
 }
+
+QString ConvergencePlot::iterationAxisTitle() const { return iteration_axis_->titleText(); }
 
 std::pair<double, double> ConvergencePlot::psnrRange() const { return {psnr_axis_->min(), psnr_axis_->max()}; }
 

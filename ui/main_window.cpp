@@ -399,7 +399,11 @@ void MainWindow::connectController() {
         if (const auto& floor = controller_->layers().floor()) convergence_->setFloor(*floor);
     });
     connect(c, &ReconstructionController::historyReset, this,
-            [this] { convergence_->reset(controller_->settings().iterations); });
+            [this] {
+                const bool warm = controller_->warmStart();
+                convergence_->reset(controller_->settings().iterations, warm ? controller_->totalIterations() : 0,
+                                    warm ? controller_->coldStartCost() : 0);
+            });
     connect(c, &ReconstructionController::iterationAdvanced, this,
             [this](const IterationUpdate& u) { convergence_->addRecord(u.record); });
     connect(c, &ReconstructionController::phaseChanged, this, [this](const QString& phase, double fraction) {

@@ -155,6 +155,7 @@ void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
     history_generation_ = 0;
     warm_start_ = false;
     total_iterations_ = 0;
+    cold_start_cost_ = 0;
     layers_.reset(report.data->grid);
     layers_.setAll(report.layers);
     emit historyReset();
@@ -185,6 +186,10 @@ void ReconstructionController::onIterations(const std::vector<IterationUpdate>& 
         if (history_generation_ != update.generation) {
             history_generation_ = update.generation;
             history_.clear();
+            // Observers of historyReset ask how this solve starts.
+            warm_start_ = update.start_iteration > 0;
+            total_iterations_ = update.start_iteration;
+            if (!warm_start_) cold_start_cost_ = update.record.cost();
             emit historyReset();
         }
         // Multi-coil data run one solve per coil; the history is the current coil's.

@@ -52,6 +52,9 @@ public:
     // the CG iterations behind it since its solve from zero.
     bool warmStart() const { return warm_start_; }
     int totalIterations() const { return total_iterations_; }
+    // The cost of the first iterate of the last solve from zero: what a warm
+    // solve's cost is drawn relative to (its own first cost is already low).
+    double coldStartCost() const { return cold_start_cost_; }
     ImageLayers& layers() { return layers_; }
     const ImageLayers& layers() const { return layers_; }
 
@@ -123,6 +126,7 @@ private:
     bool lambda_only_change_ = false;  // since the last solve request: only lambda changed
     bool warm_start_ = false;
     int total_iterations_ = 0;
+    double cold_start_cost_ = 0;
     ImageLayers layers_;
     QTimer debounce_;
     bool auto_reconstruct_ = true;
