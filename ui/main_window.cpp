@@ -461,6 +461,9 @@ void MainWindow::showState(JobState s) {
         phase_label_->setText(s == JobState::Failed ? tr("Failed: %1").arg(controller_->lastError())
                                                     : QString());
         if (s == JobState::Completed && progress_->maximum() > 0) progress_->setValue(progress_->maximum());
+        // A finished job has no time left: the bar keeps where it stopped and how it ended.
+        if (progress_->format().contains(QLatin1Char('/')))
+            progress_->setFormat(s == JobState::Completed ? tr("Iteration %v/%m") : tr("%1 at iteration %v/%m").arg(toString(s)));
     }
     updateTitle();
 }

@@ -18,6 +18,7 @@ ReconstructionController::ReconstructionController(QObject* parent)
     qRegisterMetaType<std::vector<IterationUpdate>>();
     qRegisterMetaType<Layer>();
     qRegisterMetaType<recon::Quality>();
+    qRegisterMetaType<std::shared_ptr<const std::vector<double>>>();
 
     worker_ = new SessionWorker(latest_, shutdown_);
     worker_->moveToThread(&thread_);
@@ -31,6 +32,11 @@ ReconstructionController::ReconstructionController(QObject* parent)
     connect(worker_, &SessionWorker::finished, this, &ReconstructionController::onFinished);
     // Like the data set itself, the floor belongs to the data, whatever the generation.
     connect(worker_, &SessionWorker::floorReady, &layers_, &ImageLayers::setFloor);
+    connect(worker_, &SessionWorker::densityReady, this, [this](std::shared_ptr<const std::vector<double>> w) {
+        if (!dataset_ || w->size() != dataset_->samples()) return;  // of data replaced since
+        density_ = std::move(w);
+        emit densityWeightsChanged();
+    });
     connect(worker_, &SessionWorker::cacheStatusChanged, this, [this](const QString& status) {
         cache_status_ = status;
         emit cacheStatusChanged(status);
@@ -156,6 +162,8 @@ void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
     warm_start_ = false;
     total_iterations_ = 0;
     cold_start_cost_ = 0;
+    density_ = report.data->density.empty() ? nullptr
+                                            : std::make_shared<const std::vector<double>>(report.data->density);
     layers_.reset(report.data->grid);
     layers_.setAll(report.layers);
     emit historyReset();

@@ -55,6 +55,9 @@ public:
     // The cost of the first iterate of the last solve from zero: what a warm
     // solve's cost is drawn relative to (its own first cost is already low).
     double coldStartCost() const { return cold_start_cost_; }
+    // The density weights of the data set (its own, or those gridding computed);
+    // empty until gridding has run.
+    std::shared_ptr<const std::vector<double>> densityWeights() const { return density_; }
     ImageLayers& layers() { return layers_; }
     const ImageLayers& layers() const { return layers_; }
 
@@ -94,6 +97,7 @@ signals:
     void jobFinished(const studio::JobOutcome& outcome);
     void failed(const QString& message);
     void cacheStatusChanged(const QString& status);
+    void densityWeightsChanged();
 
 private:
     void post(JobRequest job);
@@ -127,6 +131,7 @@ private:
     bool warm_start_ = false;
     int total_iterations_ = 0;
     double cold_start_cost_ = 0;
+    std::shared_ptr<const std::vector<double>> density_;
     ImageLayers layers_;
     QTimer debounce_;
     bool auto_reconstruct_ = true;

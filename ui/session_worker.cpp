@@ -195,7 +195,8 @@ std::vector<LayerUpdate> SessionWorker::imageLayers(Layer layer, recon::ComplexA
 
 void SessionWorker::gridAll(const JobRequest& job) {
     if (gridded_) return;  // gridding does not depend on lambda or the regulariser
-    session_->densityWeights(progressFor(job, QStringLiteral("Density weights")));
+    emit densityReady(std::make_shared<const std::vector<double>>(
+        session_->densityWeights(progressFor(job, QStringLiteral("Density weights")))));
 
     recon::GriddingResult trilinear = session_->gridTrilinear(progressFor(job, QStringLiteral("Gridding (trilinear)")));
     emit layersReady(job.generation, imageLayers(Layer::GriddingTrilinear, std::move(trilinear.image), true));

@@ -132,6 +132,8 @@ signals:
     void iterationsDone(const std::vector<studio::IterationUpdate>& updates);
     void cacheStatusChanged(const QString& status);
     void floorReady(const recon::Quality& floor);  // of the data set loaded last
+    // The density weights gridding used (the data set's own or computed), of the data set loaded last.
+    void densityReady(std::shared_ptr<const std::vector<double>> weights);
     void finished(const studio::JobOutcome& outcome);
 
 private:
@@ -176,3 +178,4 @@ Q_DECLARE_METATYPE(studio::ReconSettings)
 Q_DECLARE_METATYPE(std::vector<studio::LayerUpdate>)
 Q_DECLARE_METATYPE(std::vector<studio::IterationUpdate>)
 Q_DECLARE_METATYPE(recon::Quality)
+Q_DECLARE_METATYPE(std::shared_ptr<const std::vector<double>>)

@@ -234,6 +234,22 @@ private slots:
         QVERIFY(MainWindow::aboutText().contains(QStringLiteral("Not for diagnostic use")));
     }
 
+    // Issue 16, item 10: after Cancel the bar keeps no stale "time left".
+    void cancelLeavesNoTimeLeft() {
+        MainWindow w(headless());
+        w.show();
+        useSettings(w, 100000);
+        bool iterating = false;
+        connect(w.controller(), &ReconstructionController::iterationAdvanced, this, [&] { iterating = true; });
+        w.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(iterating && w.progressBar()->format().contains(QStringLiteral("left")), kSolveTimeoutMs);
+        w.controller()->cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
+        QCOMPARE(toString(w.controller()->state()), toString(JobState::Cancelled));
+        QVERIFY2(!w.progressBar()->format().contains(QStringLiteral("left")), qPrintable(w.progressBar()->format()));
+        QVERIFY2(w.progressBar()->format().contains(toString(JobState::Cancelled)), qPrintable(w.progressBar()->format()));
+    }
+
     void dropOpensAFileAndRemembersIt() {
         bool hdf5 = false;
         for (const auto& f : recon::supportedInputFormats()) hdf5 |= f.find("ReconStudio HDF5") != std::string::npos;
