@@ -2,13 +2,13 @@
 
 namespace studio {
 
-recon::DicomExportSpec dicomExportFor(const ReconstructionController& c) {
+recon::DicomExportSpec dicomExportFor(const ReconstructionController& c, const PinnedSnapshot* pin) {
     recon::DicomExportSpec spec;
     spec.grid = c.summary().grid;
     spec.study_description = ("ReconStudio " + c.summary().name).toStdString();
-    for (Layer l : {Layer::Truth, Layer::GriddingTrilinear, Layer::GriddingKaiserBessel, Layer::Iterative}) {
+    for (Layer l : {Layer::Truth, Layer::GriddingTrilinear, Layer::GriddingKaiserBessel, Layer::Iterative, Layer::Pinned}) {
         const LayerImage* image = c.layers().get(l);
-        if (!image) continue;
+        if (!image || (l == Layer::Pinned && !pin)) continue;
         recon::DicomSeriesSpec s;
         s.image = image->volume.data.get();
         s.folder = layerKey(l).toStdString();
@@ -16,6 +16,10 @@ recon::DicomExportSpec dicomExportFor(const ReconstructionController& c) {
             case Layer::Truth: s.description = "Truth (simulated phantom)"; break;
             case Layer::GriddingTrilinear: s.description = recon::dicomGriddingDescription(false); break;
             case Layer::GriddingKaiserBessel: s.description = recon::dicomGriddingDescription(true); break;
+            case Layer::Pinned:
+                s.description = (QStringLiteral("Pinned ") + (pin ? pin->describe() : QString())).left(64).toStdString();
+                s.comments = pin ? pin->describe().toStdString() : std::string();
+                break;
             default: {
                 const ReconSettings& r = c.settings();
                 const int last = c.history().empty() ? 0 : c.history().back().iteration;

@@ -38,6 +38,7 @@
 #include "ui/data_panel.hpp"
 #include "ui/dicom_export.hpp"
 #include "ui/exports.hpp"
+#include "ui/pin_panel.hpp"
 #include "ui/slice_rendering.hpp"
 #include "ui/tune_panel.hpp"
 #ifdef RECONSTUDIO_HAVE_VTK_VIEWS
@@ -83,6 +84,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
     tabs_ = new QTabWidget(this);
     comparison_ = new ComparisonGrid(&controller_->layers(), model_, tabs_);
     tabs_->addTab(comparison_, tr("Compare"));
+    pin_panel_ = new PinPanel(controller_, model_, tabs_);
+    tabs_->addTab(pin_panel_, tr("Pinned A/B"));
 #ifdef RECONSTUDIO_HAVE_VTK_VIEWS
     if (options_.enable_3d) {
         three_d_ = new ThreeDPanel(controller_, model_, tabs_);
@@ -121,6 +124,13 @@ void MainWindow::buildActions() {
     reconstruct_action_->setShortcut(Qt::Key_F5);
     reconstruct_action_->setToolTip(tr("Reconstruct from zero: the same settings and data give the same image"));
     connect(reconstruct_action_, &QAction::triggered, controller_, &ReconstructionController::reconstruct);
+    pin_action_ = new QAction(tr("&Pin Current Image"), this);
+    pin_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    pin_action_->setToolTip(tr("Keep the iterative image shown now and compare the next solves with it (Pinned A/B tab)"));
+    connect(pin_action_, &QAction::triggered, this, [this] {
+        pin_panel_->pinNow();
+        tabs_->setCurrentWidget(pin_panel_);
+    });
     cancel_action_ = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), this);
     cancel_action_->setShortcut(Qt::Key_Escape);
     cancel_action_->setToolTip(tr("Stop at the next iteration; the last complete image stays"));
@@ -215,6 +225,8 @@ void MainWindow::buildMenus() {
     QMenu* recon_menu = menuBar()->addMenu(tr("&Reconstruction"));
     recon_menu->addAction(reconstruct_action_);
     recon_menu->addAction(cancel_action_);
+    recon_menu->addSeparator();
+    recon_menu->addAction(pin_action_);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QMenu* orientation = view->addMenu(tr("&Orientation"));
@@ -553,7 +565,8 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
 
 bool MainWindow::exportDicom(const QString& directory, QString* error) {
     try {
-        recon::writeDicomSeries(directory.toStdString(), dicomExportFor(*controller_));
+        const auto& pin = pin_panel_->pin()->snapshot();
+        recon::writeDicomSeries(directory.toStdString(), dicomExportFor(*controller_, pin ? &*pin : nullptr));
         confirmSaved(directory);
         return true;
     } catch (const std::exception& e) {

@@ -23,6 +23,7 @@ namespace studio {
 class ComparisonGrid;
 class ConvergencePlot;
 class DataPanel;
+class PinPanel;
 class TunePanel;
 class ThreeDPanel;
 
@@ -48,6 +49,7 @@ public:
     QProgressBar* progressBar() const { return progress_; }
     QLabel* cacheLabel() const { return cache_label_; }
     bool has3D() const { return three_d_ != nullptr; }
+    PinPanel* pinPanel() const { return pin_panel_; }
 
     // Open a data file (any format the engine reads) or a demo case by name.
     void openFile(const QString& path);
@@ -98,6 +100,8 @@ private:
     DataPanel* data_panel_ = nullptr;
     TunePanel* tune_panel_ = nullptr;
     ThreeDPanel* three_d_ = nullptr;
+    PinPanel* pin_panel_ = nullptr;
+    QAction* pin_action_ = nullptr;
 
     QAction* open_action_ = nullptr;
     QAction* reconstruct_action_ = nullptr;
