@@ -38,7 +38,9 @@
 #include "ui/data_panel.hpp"
 #include "ui/dicom_export.hpp"
 #include "ui/exports.hpp"
+#include "ui/measurement_panel.hpp"
 #include "ui/pin_panel.hpp"
+#include "ui/slice_view.hpp"
 #include "ui/slice_rendering.hpp"
 #include "ui/tune_panel.hpp"
 #ifdef RECONSTUDIO_HAVE_VTK_VIEWS
@@ -353,7 +355,15 @@ void MainWindow::buildDocks() {
     dock(tr("Reconstruction"), QStringLiteral("tune-dock"), tune_panel_, Qt::LeftDockWidgetArea);  // scrolls inside
     convergence_ = new ConvergencePlot(this);
     convergence_->setMinimumHeight(250);
-    dock(tr("Convergence"), QStringLiteral("convergence-dock"), convergence_, Qt::BottomDockWidgetArea);
+    QDockWidget* convergence_dock = dock(tr("Convergence"), QStringLiteral("convergence-dock"), convergence_, Qt::BottomDockWidgetArea);
+    // ROI statistics and profiles share the bottom area with the convergence plot.
+    measurements_ = new MeasurementModel(model_, this);
+    for (SliceView* v : findChildren<SliceView*>()) v->setMeasurements(measurements_);
+    measurement_panel_ = new MeasurementPanel(&controller_->layers(), model_, measurements_, this);
+    QDockWidget* measurement_dock =
+        dock(tr("Measurements"), QStringLiteral("measurement-dock"), measurement_panel_, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(convergence_dock, measurement_dock);
+    convergence_dock->raise();
 }
 
 void MainWindow::buildStatusBar() {

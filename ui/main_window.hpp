@@ -24,6 +24,8 @@ class ComparisonGrid;
 class ConvergencePlot;
 class DataPanel;
 class PinPanel;
+class MeasurementPanel;
+class MeasurementModel;
 class TunePanel;
 class ThreeDPanel;
 
@@ -50,6 +52,8 @@ public:
     QLabel* cacheLabel() const { return cache_label_; }
     bool has3D() const { return three_d_ != nullptr; }
     PinPanel* pinPanel() const { return pin_panel_; }
+    MeasurementModel* measurements() const { return measurements_; }
+    MeasurementPanel* measurementPanel() const { return measurement_panel_; }
 
     // Open a data file (any format the engine reads) or a demo case by name.
     void openFile(const QString& path);
@@ -101,6 +105,8 @@ private:
     TunePanel* tune_panel_ = nullptr;
     ThreeDPanel* three_d_ = nullptr;
     PinPanel* pin_panel_ = nullptr;
+    MeasurementModel* measurements_ = nullptr;
+    MeasurementPanel* measurement_panel_ = nullptr;
     QAction* pin_action_ = nullptr;
 
     QAction* open_action_ = nullptr;

@@ -120,6 +120,25 @@ void SliceView::paintEvent(QPaintEvent*) {
         p.setPen(QPen(QColor(255, 200, 0, 150), 1));
         p.drawLine(QPointF(target.left(), centre.y()), QPointF(target.right(), centre.y()));
         p.drawLine(QPointF(centre.x(), target.top()), QPointF(centre.x(), target.bottom()));
+
+        // The ROIs, the same in every view: A cyan, B magenta.
+        if (measurements_) {
+            const std::array<QColor, 2> colours{QColor(0, 220, 255), QColor(255, 80, 220)};
+            for (int k = 0; k < MeasurementModel::kRois; ++k) {
+                const auto& roi = measurements_->roi(k);
+                if (!roi) continue;
+                const QPointF a = widgetPosition(roi->pixels.left(), roi->pixels.top());
+                const QPointF b = widgetPosition(roi->pixels.right(), roi->pixels.bottom());
+                const QRectF box = QRectF(a, b).normalized().adjusted(-m.sx / 2, -m.sy / 2, m.sx / 2, m.sy / 2);
+                p.setPen(QPen(colours[std::size_t(k)], 1.5));
+                p.setBrush(Qt::NoBrush);
+                if (roi->shape == RoiShape::Ellipse)
+                    p.drawEllipse(box);
+                else
+                    p.drawRect(box);
+                p.drawText(box.topLeft() + QPointF(2, -3), k == 0 ? QStringLiteral("A") : QStringLiteral("B"));
+            }
+        }
     }
 
     // Overlays: title (with quality), slice and the value under the cursor, on a
@@ -146,6 +165,12 @@ void SliceView::paintEvent(QPaintEvent*) {
         return;
     }
     label(packLines(cursorParts(), p.fontMetrics(), text.width()).join(QLatin1Char('\n')), Qt::AlignBottom | Qt::AlignLeft);
+}
+
+void SliceView::setMeasurements(MeasurementModel* m) {
+    measurements_ = m;
+    if (m) connect(m, &MeasurementModel::roisChanged, this, qOverload<>(&QWidget::update));
+    update();
 }
 
 QFont SliceView::overlayFont() const {
@@ -209,6 +234,14 @@ void SliceView::mousePressEvent(QMouseEvent* e) {
     } else if (e->button() == Qt::RightButton) {
         drag_ = Drag::WindowLevel;
         setCursor(Qt::SizeAllCursor);
+    } else if (e->button() == Qt::LeftButton && measurements_ &&
+               (e->modifiers() & (Qt::ControlModifier | Qt::AltModifier))) {
+        if (const auto p = pixelAt(e->position())) {
+            drag_ = Drag::Roi;
+            roi_index_ = (e->modifiers() & Qt::AltModifier) ? 1 : 0;
+            roi_start_ = *p;
+            measurements_->setRoi(roi_index_, {QRect(QPoint(p->column, p->row), QSize(1, 1)), measurements_->shape()});
+        }
     } else if (e->button() == Qt::LeftButton) {
         drag_ = Drag::Cursor;
         setCursorAt(e->position());
@@ -227,6 +260,11 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
             break;
         }
         case Drag::WindowLevel: model_->dragWindowLevel(delta.x(), delta.y()); break;
+        case Drag::Roi:
+            if (const auto p = pixelAt(e->position()))
+                measurements_->setRoi(roi_index_, {QRect(QPoint(roi_start_.column, roi_start_.row), QPoint(p->column, p->row)),
+                                                   measurements_->shape()});
+            break;
         case Drag::None: break;
     }
     e->accept();

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "ui/image_layers.hpp"
+#include "ui/measurements.hpp"
 #include "ui/slice_rendering.hpp"
 #include "ui/slice_view_model.hpp"
 
@@ -35,6 +36,8 @@ public:
     // The value under the cursor in the current display mode (nullopt: no image).
     std::optional<double> cursorValue() const;
     QString title() const;
+    // The ROIs to draw and edit (Ctrl + left drag: A, Alt + left drag: B); may be null.
+    void setMeasurements(MeasurementModel* m);
     // The bottom overlay's parts: slice, voxel, position in mm (the NIfTI and DICOM
     // exports' frame), the value at the cursor with significant digits of the image's scale.
     QStringList cursorParts() const;
@@ -58,7 +61,7 @@ protected:
     void keyPressEvent(QKeyEvent*) override;
 
 private:
-    enum class Drag { None, Cursor, Pan, WindowLevel };
+    enum class Drag { None, Cursor, Pan, WindowLevel, Roi };
     struct Mapping {
         QPointF origin;   // widget position of slice coordinate (0, 0)
         double sx = 1, sy = 1;  // widget pixels per slice pixel
@@ -76,6 +79,9 @@ private:
     QImage image_;      // the rendered slice (cache)
     bool dirty_ = true;
     Drag drag_ = Drag::None;
+    MeasurementModel* measurements_ = nullptr;
+    int roi_index_ = 0;          // the ROI a Drag::Roi draws
+    SlicePixel roi_start_;
     QPointF last_mouse_;
 };
 

@@ -18,6 +18,7 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -26,6 +27,7 @@
 #include "ui/comparison_grid.hpp"
 #include "ui/convergence_plot.hpp"
 #include "ui/main_window.hpp"
+#include "ui/pin_panel.hpp"
 #include "ui/readout_table.hpp"
 #include "ui/slice_rendering.hpp"
 #include "ui/slice_view.hpp"
@@ -45,6 +47,13 @@ QString name(const QWidget* w) {
     return n;
 }
 
+// A dock tabified behind another is not on screen: its layout is checked when raised.
+bool behindATab(const QWidget* w) {
+    for (const QWidget* p = w; p; p = p->parentWidget())
+        if (qobject_cast<const QDockWidget*>(p)) return p->visibleRegion().isEmpty();
+    return false;
+}
+
 // Inside a scroll area's content, a widget may extend past what is visible: it scrolls.
 bool scrolls(const QWidget* w) {
     for (const QWidget* p = w->parentWidget(); p; p = p->parentWidget())
@@ -55,7 +64,7 @@ bool scrolls(const QWidget* w) {
 
 void checkLabels(QWidget* root, QStringList& problems) {
     for (QLabel* l : root->findChildren<QLabel*>()) {
-        if (!l->isVisibleTo(root) || l->text().isEmpty() || !l->pixmap().isNull()) continue;
+        if (!l->isVisibleTo(root) || behindATab(l) || l->text().isEmpty() || !l->pixmap().isNull()) continue;
         if (l->text().contains(QChar(0x2026)) || l->text().endsWith(QLatin1String("...")))
             problems << QStringLiteral("elided: %1").arg(name(l));
         if (Qt::mightBeRichText(l->text())) continue;
@@ -78,13 +87,16 @@ void checkLabels(QWidget* root, QStringList& problems) {
 
 void checkTables(QWidget* root, QStringList& problems) {
     for (QTableWidget* t : root->findChildren<QTableWidget*>()) {
-        if (!t->isVisibleTo(root)) continue;
+        if (!t->isVisibleTo(root) || behindATab(t)) continue;
         int columns = 0;
         for (int c = 0; c < t->columnCount(); ++c) {
             columns += t->columnWidth(c);
             const QString header = t->horizontalHeaderItem(c) ? t->horizontalHeaderItem(c)->text() : QString();
             if (t->fontMetrics().horizontalAdvance(header) + 8 > t->columnWidth(c))
-                problems << QStringLiteral("header '%1' elided in %2").arg(header, name(t));
+                problems << QStringLiteral("header '%1' elided in %2 (%3 of %4 px)")
+                                .arg(header, name(t))
+                                .arg(t->fontMetrics().horizontalAdvance(header))
+                                .arg(t->columnWidth(c));
             for (int r = 0; r < t->rowCount(); ++r)
                 if (QTableWidgetItem* item = t->item(r, c);
                     item && t->fontMetrics().horizontalAdvance(item->text()) + 6 > t->columnWidth(c))
@@ -129,7 +141,7 @@ void checkCharts(ConvergencePlot* plot, QStringList& problems) {
 
 // Widgets a layout places: never below their minimum size, inside their parent, apart.
 void checkGeometry(QWidget* w, QStringList& problems) {
-    if (!w->isVisible()) return;
+    if (!w->isVisible() || behindATab(w)) return;
     if (QLayout* layout = w->layout(); layout && !scrolls(w)) {
         const QSize minimum = layout->totalMinimumSize();
         if (w->width() + 1 < minimum.width() || w->height() + 1 < minimum.height())
@@ -141,7 +153,7 @@ void checkGeometry(QWidget* w, QStringList& problems) {
                             .arg(minimum.height());
         QList<QWidget*> placed;
         for (int i = 0; i < layout->count(); ++i)
-            if (QWidget* child = layout->itemAt(i)->widget(); child && child->isVisible()) placed << child;
+            if (QWidget* child = layout->itemAt(i)->widget(); child && child->isVisible() && !behindATab(child)) placed << child;
         for (int i = 0; i < placed.size(); ++i) {
             if (!w->rect().contains(placed[i]->geometry()) && !qobject_cast<QAbstractScrollArea*>(w))
                 problems << QStringLiteral("%1 sticks out of %2").arg(name(placed[i]), name(w));
@@ -158,7 +170,7 @@ void checkDocks(QMainWindow& w, QStringList& problems) {
     QList<QWidget*> parts{w.centralWidget(), w.statusBar(), w.menuBar()};
     for (QToolBar* t : w.findChildren<QToolBar*>()) parts << t;
     for (QDockWidget* d : w.findChildren<QDockWidget*>())
-        if (!d->isFloating()) parts << d;
+        if (!d->isFloating() && !behindATab(d)) parts << d;
     for (int i = 0; i < parts.size(); ++i) {
         if (!parts[i]->isVisible()) continue;
         if (!w.rect().contains(parts[i]->geometry())) problems << QStringLiteral("%1 outside the window").arg(name(parts[i]));
@@ -211,12 +223,23 @@ private slots:
         if (qEnvironmentVariableIntValue("QT_SCALE_FACTOR") == 2) QCOMPARE(w.devicePixelRatio(), 2.0);
 
         QStringList problems;
-        checkLabels(&w, problems);
-        checkTables(&w, problems);
-        checkSliceViews(&w, problems);
-        checkCharts(w.convergence(), problems);
-        checkGeometry(&w, problems);
-        checkDocks(w, problems);
+        auto check = [&] {
+            checkLabels(&w, problems);
+            checkTables(&w, problems);
+            checkSliceViews(&w, problems);
+            checkCharts(w.convergence(), problems);
+            checkGeometry(&w, problems);
+            checkDocks(w, problems);
+        };
+        check();
+        // The docks and tabs that share space with those shown: each in turn.
+        w.findChild<QDockWidget*>(QStringLiteral("measurement-dock"))->raise();
+        QTest::qWait(20);
+        check();
+        auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+        tabs->setCurrentWidget(w.pinPanel());
+        QTest::qWait(20);
+        check();
         problems.removeDuplicates();
         QVERIFY2(problems.isEmpty(), qPrintable(QStringLiteral("at %1x%2, DPR %3:\n  ")
                                                     .arg(size.width())
