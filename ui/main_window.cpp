@@ -7,6 +7,8 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleValidator>
+#include <QLineEdit>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
@@ -30,6 +32,7 @@
 
 #include <cmath>
 
+#include "recon/core/conventions.hpp"
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
 #include "recon/session/demo_cases.hpp"
@@ -325,7 +328,48 @@ void MainWindow::buildToolBar() {
 
     preset_box_ = combo(tr("Window/level preset (right drag in a view adjusts it)"));
     preset_box_->addItems(SliceViewModel::presetNames());
-    connect(preset_box_, &QComboBox::activated, this, [this] { model_->applyPreset(preset_box_->currentText()); });
+    connect(preset_box_, &QComboBox::activated, this, [this] {
+        if (SliceViewModel::presetNames().contains(preset_box_->currentText())) model_->applyPreset(preset_box_->currentText());
+    });
+    // Window and level as numbers: they follow drags and presets, and take typed values.
+    auto number = [this, bar](const QString& label, const QString& tip) {
+        bar->addWidget(new QLabel(label, this));
+        auto* field = new QLineEdit(this);
+        field->setToolTip(tip);
+        auto* validator = new QDoubleValidator(field);
+        validator->setLocale(QLocale::c());
+        field->setValidator(validator);
+        field->setMaximumWidth(fontMetrics().horizontalAdvance(QStringLiteral("-0.00000")) + 16);
+        bar->addWidget(field);
+        return field;
+    };
+    window_field_ = number(tr(" W "), tr("Window: the width of the displayed value range (in the image's units)"));
+    level_field_ = number(tr(" L "), tr("Level: the centre of the displayed value range (in the image's units)"));
+    auto typed = [this] {
+        bool ok_w = false, ok_l = false;
+        const double window = QLocale::c().toDouble(window_field_->text(), &ok_w);
+        const double level = QLocale::c().toDouble(level_field_->text(), &ok_l);
+        if (ok_w && ok_l && window > 0) model_->setWindowLevel({window, level});
+    };
+    connect(window_field_, &QLineEdit::editingFinished, this, typed);
+    connect(level_field_, &QLineEdit::editingFinished, this, typed);
+    auto showWindowLevel = [this] {
+        const WindowLevel wl = model_->windowLevel();
+        const double scale = model_->displayMode() == DisplayMode::Phase ? recon::kPi : model_->intensityMax();
+        window_field_->setText(formatReadout(wl.window, scale));
+        level_field_->setText(formatReadout(wl.level, scale));
+        const QString preset = model_->matchingPreset();
+        const QString custom = tr("Custom");
+        if (preset.isEmpty()) {
+            if (preset_box_->findText(custom) < 0) preset_box_->addItem(custom);
+            preset_box_->setCurrentText(custom);
+        } else {
+            preset_box_->setCurrentText(preset);
+            if (const int i = preset_box_->findText(custom); i >= 0) preset_box_->removeItem(i);
+        }
+    };
+    connect(model_, &SliceViewModel::windowLevelChanged, this, showWindowLevel);
+    showWindowLevel();
     bar->addAction(auto_wl_action_);
     bar->addAction(reset_view_action_);
 }

@@ -14,6 +14,7 @@
 class QAction;
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QMenu;
 class QProgressBar;
 class QTabWidget;
@@ -53,6 +54,9 @@ public:
     bool has3D() const { return three_d_ != nullptr; }
     PinPanel* pinPanel() const { return pin_panel_; }
     MeasurementModel* measurements() const { return measurements_; }
+    QComboBox* presetBox() const { return preset_box_; }
+    QLineEdit* windowField() const { return window_field_; }
+    QLineEdit* levelField() const { return level_field_; }
     MeasurementPanel* measurementPanel() const { return measurement_panel_; }
 
     // Open a data file (any format the engine reads) or a demo case by name.
@@ -127,6 +131,8 @@ private:
     QComboBox* mode_box_ = nullptr;
     QComboBox* colormap_box_ = nullptr;
     QComboBox* preset_box_ = nullptr;
+    QLineEdit* window_field_ = nullptr;  // window/level as numbers, editable
+    QLineEdit* level_field_ = nullptr;
 
     QLabel* state_label_ = nullptr;
     QLabel* phase_label_ = nullptr;

@@ -165,6 +165,63 @@ void SliceView::paintEvent(QPaintEvent*) {
         return;
     }
     label(packLines(cursorParts(), p.fontMetrics(), text.width()).join(QLatin1Char('\n')), Qt::AlignBottom | Qt::AlignLeft);
+
+    // Orientation letters at the edges' middles, a scale bar and a colour bar on the right.
+    const auto letters = orientationLabels();
+    const int title_bottom = p.fontMetrics().boundingRect(text, Qt::AlignTop | Qt::AlignLeft | Qt::TextWordWrap, title()).bottom();
+    p.setPen(QColor(255, 230, 120));
+    const QRect middle = rect().adjusted(4, title_bottom + 4, -4, -4);
+    p.drawText(middle, Qt::AlignLeft | Qt::AlignVCenter, letters[0]);
+    p.drawText(middle.adjusted(0, 0, -16, 0), Qt::AlignRight | Qt::AlignVCenter, letters[1]);
+    p.drawText(middle, Qt::AlignTop | Qt::AlignHCenter, letters[2]);
+    const auto [mm, length] = scaleBar();
+    if (length > 4) {
+        const int lines = int(packLines(cursorParts(), p.fontMetrics(), text.width()).size());
+        const double y = height() - 6 - lines * p.fontMetrics().lineSpacing() - 6;
+        // Left of the colour bar and its labels.
+        const double right = width() - 22 - p.fontMetrics().horizontalAdvance(QStringLiteral("-0.0000"));
+        p.setPen(QPen(QColor(235, 235, 235), 2));
+        p.drawLine(QPointF(right - length, y), QPointF(right, y));
+        p.drawText(QRectF(right - length, y - p.fontMetrics().lineSpacing() - 2, length, p.fontMetrics().lineSpacing()),
+                   Qt::AlignHCenter | Qt::AlignBottom, QStringLiteral("%1 mm").arg(mm));
+        p.setPen(QColor(255, 230, 120));
+        p.drawText(QRectF(0, y - p.fontMetrics().lineSpacing() - 2, width(), p.fontMetrics().lineSpacing()),
+                   Qt::AlignHCenter | Qt::AlignBottom, letters[3]);
+    }
+    // The colour bar: the colour map over the window, its ends in the image's units.
+    const WindowLevel wl = model_->windowLevel();
+    const auto& table = colorTable(model_->colorMap());
+    const QRectF bar(width() - 14, height() * 0.3, 8, height() * 0.4);
+    for (int k = 0; k < int(bar.height()); ++k) {
+        const int index = std::clamp(int(255.0 * (1.0 - k / bar.height())), 0, 255);
+        p.fillRect(QRectF(bar.left(), bar.top() + k, bar.width(), 1), QColor::fromRgb(table[std::size_t(index)]));
+    }
+    p.setPen(QColor(235, 235, 235));
+    const double g = gain();
+    const double scale = model_->displayMode() == DisplayMode::Phase ? recon::kPi : model_->intensityMax();
+    const QFontMetrics fm = p.fontMetrics();
+    const QString high = formatReadout(wl.high() / g, scale), low = formatReadout(wl.low() / g, scale);
+    p.drawText(QPointF(bar.right() - fm.horizontalAdvance(high), bar.top() - 3), high);
+    p.drawText(QPointF(bar.right() - fm.horizontalAdvance(low), bar.bottom() + fm.ascent() + 2), low);
+}
+
+std::array<QString, 4> SliceView::orientationLabels() const {
+    static const std::array<QString, 3> positive{QStringLiteral("R"), QStringLiteral("A"), QStringLiteral("S")};
+    static const std::array<QString, 3> negative{QStringLiteral("L"), QStringLiteral("P"), QStringLiteral("I")};
+    const PlaneAxes a = planeAxes(model_->orientation());
+    const auto u = std::size_t(a.u), v = std::size_t(a.v);
+    return {negative[u], positive[u], a.v_up ? positive[v] : negative[v], a.v_up ? negative[v] : positive[v]};
+}
+
+std::pair<double, double> SliceView::scaleBar() const {
+    const recon::Grid& g = model_->grid();
+    const int u = planeAxes(model_->orientation()).u;
+    const double mm_per_pixel = g.fov_mm[u] / g.n[u] / mapping().sx;
+    const double want = width() / 5.0 * mm_per_pixel;
+    double mm = 1;
+    for (double step : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0})
+        if (step <= want) mm = step;
+    return {mm, mm / mm_per_pixel};
 }
 
 void SliceView::setMeasurements(MeasurementModel* m) {

@@ -42,6 +42,11 @@ public:
     // exports' frame), the value at the cursor with significant digits of the image's scale.
     QStringList cursorParts() const;
     QFont overlayFont() const;
+    // The patient directions at the left, right, top and bottom edges ("L", "R",
+    // "P", "A" for axial): image axes are the RAS axes of the exports' frame.
+    std::array<QString, 4> orientationLabels() const;
+    // A round length in mm about a fifth of the view's width, and its length on screen (pixels).
+    std::pair<double, double> scaleBar() const;
     // `parts` joined greedily into lines no wider than `width` (a part wider than
     // `width` keeps a line of its own).
     static QStringList packLines(const QStringList& parts, const QFontMetrics& metrics, int width);
