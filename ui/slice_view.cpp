@@ -175,18 +175,22 @@ void SliceView::paintEvent(QPaintEvent*) {
     p.drawText(middle.adjusted(0, 0, -16, 0), Qt::AlignRight | Qt::AlignVCenter, letters[1]);
     p.drawText(middle, Qt::AlignTop | Qt::AlignHCenter, letters[2]);
     const auto [mm, length] = scaleBar();
+    const int lines = int(packLines(cursorParts(), p.fontMetrics(), text.width()).size());
+    // The bottom letter just above the cursor text, the scale bar a line above it (they never meet).
+    const double letter_bottom = height() - 6 - lines * p.fontMetrics().lineSpacing();
+    p.drawText(QRectF(0, letter_bottom - p.fontMetrics().lineSpacing(), width(), p.fontMetrics().lineSpacing()),
+               Qt::AlignHCenter | Qt::AlignBottom, letters[3]);
     if (length > 4) {
-        const int lines = int(packLines(cursorParts(), p.fontMetrics(), text.width()).size());
-        const double y = height() - 6 - lines * p.fontMetrics().lineSpacing() - 6;
+        const double y = letter_bottom - p.fontMetrics().lineSpacing() - 4;
         // Left of the colour bar and its labels.
         const double right = width() - 22 - p.fontMetrics().horizontalAdvance(QStringLiteral("-0.0000"));
+        const QString mm_text = QStringLiteral("%1 mm").arg(mm);
+        const QRectF band(right - length - 2, y - p.fontMetrics().lineSpacing() - 3, length + 4, p.fontMetrics().lineSpacing() + 6);
+        p.fillRect(band, QColor(0, 0, 0, 150));  // legible over bright tissue, like the other overlays
         p.setPen(QPen(QColor(235, 235, 235), 2));
         p.drawLine(QPointF(right - length, y), QPointF(right, y));
         p.drawText(QRectF(right - length, y - p.fontMetrics().lineSpacing() - 2, length, p.fontMetrics().lineSpacing()),
-                   Qt::AlignHCenter | Qt::AlignBottom, QStringLiteral("%1 mm").arg(mm));
-        p.setPen(QColor(255, 230, 120));
-        p.drawText(QRectF(0, y - p.fontMetrics().lineSpacing() - 2, width(), p.fontMetrics().lineSpacing()),
-                   Qt::AlignHCenter | Qt::AlignBottom, letters[3]);
+                   Qt::AlignHCenter | Qt::AlignBottom, mm_text);
     }
     // The colour bar: the colour map over the window, its ends in the image's units.
     const WindowLevel wl = model_->windowLevel();
