@@ -41,9 +41,9 @@ MeasurementPanel::MeasurementPanel(ImageLayers* layers, SliceViewModel* view, Me
     shape_->addItem(tr("Ellipse"), int(RoiShape::Ellipse));
     connect(shape_, &QComboBox::activated, this,
             [this] { measurements_->setShape(RoiShape(shape_->currentData().toInt())); });
-    auto* hint = new QLabel(tr("Ctrl+drag: ROI A, Alt+drag: ROI B"), this);
+    auto* hint = new QLabel(tr("Ctrl+drag: ROI A, Alt+drag: ROI B, Ctrl+Alt+drag: distance"), this);
     hint->setToolTip(tr("In any slice view: Ctrl + left drag draws ROI A (signal), Alt + left drag ROI B "
-                        "(background); both apply to every image"));
+                        "(background); both apply to every image. Ctrl + Alt + left drag measures a distance in mm"));
     controls->addWidget(shape_);
     controls->addWidget(hint, 1);
     left->addLayout(controls);

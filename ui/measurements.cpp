@@ -73,9 +73,26 @@ void MeasurementModel::setRoi(int which, const Roi& roi) {
 }
 
 void MeasurementModel::clearRois() {
-    if (!rois_[0] && !rois_[1]) return;
+    if (!rois_[0] && !rois_[1] && !ruler_) return;
     rois_ = {};
+    ruler_.reset();
     emit roisChanged();
+}
+
+void MeasurementModel::setRuler(QPoint from, QPoint to) {
+    const auto size = sliceSize(view_->grid(), view_->orientation());
+    auto clamp = [&size](QPoint p) { return QPoint(std::clamp(p.x(), 0, size[0] - 1), std::clamp(p.y(), 0, size[1] - 1)); };
+    ruler_ = Ruler{clamp(from), clamp(to)};
+    emit roisChanged();
+}
+
+double MeasurementModel::rulerMillimetres() const {
+    if (!ruler_) return 0;
+    const recon::Grid& g = view_->grid();
+    const PlaneAxes a = planeAxes(view_->orientation());
+    const double du = (ruler_->to.x() - ruler_->from.x()) * g.fov_mm[a.u] / g.n[a.u];
+    const double dv = (ruler_->to.y() - ruler_->from.y()) * g.fov_mm[a.v] / g.n[a.v];
+    return std::hypot(du, dv);
 }
 
 void MeasurementModel::setShape(RoiShape s) {

@@ -47,6 +47,13 @@ public:
     const std::optional<Roi>& roi(int which) const { return rois_[which]; }
     void setRoi(int which, const Roi& roi);  // clamped to the slice
     void clearRois();
+    // A distance: a line between two voxel centres of the slice, in mm.
+    struct Ruler {
+        QPoint from, to;  // slice pixels (column, row)
+    };
+    const std::optional<Ruler>& ruler() const { return ruler_; }
+    void setRuler(QPoint from, QPoint to);  // clamped to the slice
+    double rulerMillimetres() const;        // 0 without a ruler
     RoiShape shape() const { return shape_; }
     void setShape(RoiShape s);  // of the ROIs drawn from now on (and the current ones)
 
@@ -56,6 +63,7 @@ signals:
 private:
     SliceViewModel* view_;
     std::array<std::optional<Roi>, kRois> rois_;
+    std::optional<Ruler> ruler_;
     RoiShape shape_ = RoiShape::Rectangle;
 };
 

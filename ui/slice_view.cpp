@@ -138,6 +138,13 @@ void SliceView::paintEvent(QPaintEvent*) {
                     p.drawRect(box);
                 p.drawText(box.topLeft() + QPointF(2, -3), k == 0 ? QStringLiteral("A") : QStringLiteral("B"));
             }
+            if (const auto& ruler = measurements_->ruler()) {
+                const QPointF a = widgetPosition(ruler->from.x(), ruler->from.y());
+                const QPointF b = widgetPosition(ruler->to.x(), ruler->to.y());
+                p.setPen(QPen(QColor(120, 255, 120), 1.5));
+                p.drawLine(a, b);
+                p.drawText(b + QPointF(4, -4), QStringLiteral("%1 mm").arg(measurements_->rulerMillimetres(), 0, 'f', 1));
+            }
         }
     }
 
@@ -295,6 +302,13 @@ void SliceView::mousePressEvent(QMouseEvent* e) {
     } else if (e->button() == Qt::RightButton) {
         drag_ = Drag::WindowLevel;
         setCursor(Qt::SizeAllCursor);
+    } else if (e->button() == Qt::LeftButton && measurements_ && (e->modifiers() & Qt::ControlModifier) &&
+               (e->modifiers() & Qt::AltModifier)) {
+        if (const auto p = pixelAt(e->position())) {
+            drag_ = Drag::Ruler;
+            roi_start_ = *p;
+            measurements_->setRuler(QPoint(p->column, p->row), QPoint(p->column, p->row));
+        }
     } else if (e->button() == Qt::LeftButton && measurements_ &&
                (e->modifiers() & (Qt::ControlModifier | Qt::AltModifier))) {
         if (const auto p = pixelAt(e->position())) {
@@ -321,6 +335,10 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
             break;
         }
         case Drag::WindowLevel: model_->dragWindowLevel(delta.x(), delta.y()); break;
+        case Drag::Ruler:
+            if (const auto p = pixelAt(e->position()))
+                measurements_->setRuler(QPoint(roi_start_.column, roi_start_.row), QPoint(p->column, p->row));
+            break;
         case Drag::Roi:
             if (const auto p = pixelAt(e->position()))
                 measurements_->setRoi(roi_index_, {QRect(QPoint(roi_start_.column, roi_start_.row), QPoint(p->column, p->row)),

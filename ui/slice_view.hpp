@@ -36,7 +36,8 @@ public:
     // The value under the cursor in the current display mode (nullopt: no image).
     std::optional<double> cursorValue() const;
     QString title() const;
-    // The ROIs to draw and edit (Ctrl + left drag: A, Alt + left drag: B); may be null.
+    // The ROIs and the ruler to draw and edit (Ctrl + left drag: A, Alt + left drag: B,
+    // Ctrl + Alt + left drag: a distance); may be null.
     void setMeasurements(MeasurementModel* m);
     // The bottom overlay's parts: slice, voxel, position in mm (the NIfTI and DICOM
     // exports' frame), the value at the cursor with significant digits of the image's scale.
@@ -66,7 +67,7 @@ protected:
     void keyPressEvent(QKeyEvent*) override;
 
 private:
-    enum class Drag { None, Cursor, Pan, WindowLevel, Roi };
+    enum class Drag { None, Cursor, Pan, WindowLevel, Roi, Ruler };
     struct Mapping {
         QPointF origin;   // widget position of slice coordinate (0, 0)
         double sx = 1, sy = 1;  // widget pixels per slice pixel

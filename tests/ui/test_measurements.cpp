@@ -100,6 +100,13 @@ private slots:
         QCOMPARE(line->count(), slice.width);
         const int cursor_row = pixelOf(w.viewModel()->grid(), w.viewModel()->orientation(), w.viewModel()->cursor()).row;
         for (int c = 0; c < slice.width; c += 7) QCOMPARE(float(line->at(c).y()), slice.at(c, cursor_row));
+        // A distance: Ctrl + Alt drag, in mm (this grid: 240 mm / 48 = 5 mm voxels).
+        drag(v, Qt::LeftButton, v->widgetPosition(10, 10).toPoint(), v->widgetPosition(13, 14).toPoint(),
+             Qt::ControlModifier | Qt::AltModifier);
+        QVERIFY(w.measurements()->ruler());
+        QCOMPARE(w.measurements()->ruler()->to, QPoint(13, 14));
+        QVERIFY(std::abs(w.measurements()->rulerMillimetres() - 25.0) < 1e-9);  // (3, 4) voxels of 5 mm
+        QCOMPARE(w.measurements()->roi(0)->pixels, QRect(QPoint(20, 20), QPoint(27, 26)));  // the ROIs stay
         // Cleared ROIs leave no numbers behind.
         w.measurements()->clearRois();
         QVERIFY(t->item(row, 0)->text().isEmpty());
