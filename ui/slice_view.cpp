@@ -214,6 +214,13 @@ void SliceView::paintEvent(QPaintEvent*) {
     const QString high = formatReadout(wl.high() / g, scale), low = formatReadout(wl.low() / g, scale);
     p.drawText(QPointF(bar.right() - fm.horizontalAdvance(high), bar.top() - 3), high);
     p.drawText(QPointF(bar.right() - fm.horizontalAdvance(low), bar.bottom() + fm.ascent() + 2), low);
+    const QString unit = colourBarUnit();
+    p.drawText(QPointF(bar.right() - fm.horizontalAdvance(unit), bar.bottom() + fm.ascent() + fm.lineSpacing() + 2), unit);
+}
+
+QString SliceView::colourBarUnit() const {
+    // Reconstructions are in the truth's units, which have no physical meaning: arbitrary units.
+    return model_->displayMode() == DisplayMode::Phase ? QStringLiteral("rad") : QStringLiteral("a.u.");
 }
 
 std::array<QString, 4> SliceView::orientationLabels() const {

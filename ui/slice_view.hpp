@@ -48,6 +48,8 @@ public:
     std::array<QString, 4> orientationLabels() const;
     // A round length in mm about a fifth of the view's width, and its length on screen (pixels).
     std::pair<double, double> scaleBar() const;
+    // The unit under the colour bar: "rad" for phase, else "a.u." (the truth's arbitrary units).
+    QString colourBarUnit() const;
     // `parts` joined greedily into lines no wider than `width` (a part wider than
     // `width` keeps a line of its own).
     static QStringList packLines(const QStringList& parts, const QFontMetrics& metrics, int width);

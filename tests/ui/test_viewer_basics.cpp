@@ -68,6 +68,9 @@ private slots:
         const double pixels_per_voxel = v.widgetPosition(1, 0).x() - v.widgetPosition(0, 0).x();
         QVERIFY(std::abs(pixels - mm / (150.0 / 30) * pixels_per_voxel) < 1e-9);
         QVERIFY(pixels <= v.width() / 5.0 + 1e-9 && pixels > v.width() / 15.0);
+        QCOMPARE(v.colourBarUnit(), QStringLiteral("a.u."));
+        model.setDisplayMode(DisplayMode::Phase);
+        QCOMPARE(v.colourBarUnit(), QStringLiteral("rad"));
         model.setZoom(2.0);
         QVERIFY(v.scaleBar().first < mm || v.scaleBar().second > pixels);  // follows the zoom
     }
