@@ -11,6 +11,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libfftw3-dev libgtest-dev \
   qt6-base-dev qt6-base-dev-tools libqt6opengl6-dev qt6-charts-dev \
   libvtk9-dev libhdf5-dev libismrmrd-dev ismrmrd-tools libnifti2-dev libpng-dev \
+  libdcmtk-dev dcmtk dicom3tools python3-pydicom \
   xvfb xauth libgl1-mesa-dri \
   bart dpkg-dev file appstream desktop-file-utils \
   nlohmann-json3-dev slurm-wlm munge \

@@ -81,16 +81,16 @@ ConvergencePlot::ConvergencePlot(QWidget* parent) : QWidget(parent) {
         s->attachAxis(quality_iteration_axis_);
         s->attachAxis(y);
     };
-    attach(makeSeries(quality, "psnr", tr("iterative PSNR"), QColor(44, 160, 44)), psnr_axis_);
-    attach(makeSeries(quality, "error", tr("iterative error"), QColor(214, 39, 40)), error_axis_);
-    attach(makeSeries(quality, "ref-" + layerKey(Layer::GriddingTrilinear), tr("trilinear gridding PSNR"),
+    attach(makeSeries(quality, "psnr", tr("PSNR"), QColor(44, 160, 44)), psnr_axis_);
+    attach(makeSeries(quality, "error", tr("error"), QColor(214, 39, 40)), error_axis_);
+    attach(makeSeries(quality, "ref-" + layerKey(Layer::GriddingTrilinear), tr("trilinear"),
                       QColor(127, 127, 127), true),
            psnr_axis_);
-    attach(makeSeries(quality, "ref-" + layerKey(Layer::GriddingKaiserBessel), tr("Kaiser-Bessel gridding PSNR"),
+    attach(makeSeries(quality, "ref-" + layerKey(Layer::GriddingKaiserBessel), tr("Kaiser-Bessel"),
                       QColor(148, 103, 189), true),
            psnr_axis_);
     {
-        QLineSeries* floor = makeSeries(quality, "ref-floor", tr("Cartesian floor PSNR"), QColor(23, 190, 207), true);
+        QLineSeries* floor = makeSeries(quality, "ref-floor", tr("floor"), QColor(23, 190, 207), true);
         QPen pen = floor->pen();
         pen.setStyle(Qt::DotLine);
         floor->setPen(pen);
@@ -125,6 +125,8 @@ int ConvergencePlot::pointCount(const QString& key) const {
     return it == series_.end() ? -1 : int(it->second->count());
 }
 
+QPointF ConvergencePlot::point(const QString& key, int index) const { return points_.at(key).at(std::size_t(index)); }
+
 void ConvergencePlot::append(const QString& key, double x, double y) {
     points_[key].emplace_back(x, y);
     if (!flush_timer_.isActive()) flush_timer_.start();
@@ -144,9 +146,14 @@ void ConvergencePlot::flush() {
     }
 }
 
-void ConvergencePlot::reset(int iterations) {
+void ConvergencePlot::reset(int iterations, int iterations_before, double cost_reference) {
     iterations_ = std::max(1, iterations);
-    first_cost_ = 0;
+    first_cost_ = cost_reference > 0 ? cost_reference : 0;
+    const QString axis = iterations_before > 0
+                             ? tr("CG iteration of a warm start (%1 before it)").arg(iterations_before)
+                             : tr("CG iteration");
+    iteration_axis_->setTitleText(axis);
+    quality_iteration_axis_->setTitleText(axis);
     residual_min_ = cost_min_ = 1;
     psnr_min_ = 1e300;
     psnr_max_ = -1e300;
@@ -161,8 +168,24 @@ void ConvergencePlot::reset(int iterations) {
     relative_axis_->setRange(1e-3, 1);
     psnr_axis_->setRange(0, 40);
     error_axis_->setRange(0, 100);
+    // The griddings' and the floor's lines outlive a solve: keep them inside the range.
+    for (const auto& [layer, q] : references_) {
+        psnr_min_ = std::min(psnr_min_, q.psnr_db);
+        psnr_max_ = std::max(psnr_max_, q.psnr_db);
+    }
+    if (floor_) {
+        psnr_min_ = std::min(psnr_min_, floor_->psnr_db);
+        psnr_max_ = std::max(psnr_max_, floor_->psnr_db);
+    }
     updateReferenceLines();
+    updateQualityAxes();
 }
+
+QString ConvergencePlot::iterationAxisTitle() const { return iteration_axis_->titleText(); }
+
+std::pair<double, double> ConvergencePlot::psnrRange() const { return {psnr_axis_->min(), psnr_axis_->max()}; }
+
+QList<QChart*> ConvergencePlot::charts() const { return {convergence_view_->chart(), quality_view_->chart()}; }
 
 void ConvergencePlot::addRecord(const recon::IterationRecord& r) {
     if (r.iteration > iterations_) {

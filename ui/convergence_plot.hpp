@@ -28,7 +28,11 @@ class ConvergencePlot : public QWidget {
 public:
     explicit ConvergencePlot(QWidget* parent = nullptr);
 
-    void reset(int iterations);  // a new solve of this many iterations (per coil)
+    // A new solve of this many iterations (per coil). A warm start continues an
+    // image that had `iterations_before` iterations since its start from zero; its
+    // cost is drawn relative to `cost_reference` (the first cost of that start from
+    // zero) instead of its own, already low, first cost.
+    void reset(int iterations, int iterations_before = 0, double cost_reference = 0);
     void addRecord(const recon::IterationRecord& r);
     // A gridded image's quality, drawn as a horizontal reference line.
     void setReference(Layer gridding, const recon::Quality& q);
@@ -45,6 +49,11 @@ public:
     // For tests: points plotted so far per series name
     // ("residual", "cost", "psnr", "error", "ref-gridding-kb", ...).
     int pointCount(const QString& series) const;
+    QPointF point(const QString& series, int index) const;  // as gathered (x, y)
+    // For tests: the PSNR axis' range (dB) and the charts (their legends' text).
+    std::pair<double, double> psnrRange() const;
+    QString iterationAxisTitle() const;
+    QList<QChart*> charts() const;
 
 private:
     QLineSeries* makeSeries(QChart* chart, const QString& key, const QString& name, QColor colour,

@@ -1,6 +1,6 @@
 #include "ui/data_panel.hpp"
 
-#include <QFormLayout>
+#include <QGridLayout>
 #include <QLabel>
 #include <QLocale>
 
@@ -12,9 +12,9 @@ namespace studio {
 DataPanel::DataPanel(ReconstructionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
     setObjectName(QStringLiteral("data-panel"));
-    form_ = new QFormLayout(this);
-    form_->setLabelAlignment(Qt::AlignRight);
-    form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // A grid, not a QFormLayout: the grid gives wrapped values the height they need.
+    form_ = new QGridLayout(this);
+    form_->setColumnStretch(1, 1);
     add(tr("Data set"));
     add(tr("Source"));
     add(tr("Matrix"));
@@ -29,6 +29,7 @@ DataPanel::DataPanel(ReconstructionController* controller, QWidget* parent)
     add(tr("Basis phi"), tr("The Fourier transform of the voxel basis function in the forward model."));
     add(tr("lambda scale"), tr("The penalty is lambda * s * ||W rho||^2 with s = Q(0), the mean eigenvalue of "
                                "F^H F, so one lambda means the same trade-off on any data set."));
+    form_->setRowStretch(form_->rowCount(), 1);  // rows packed at the top
     connect(controller_, &ReconstructionController::datasetChanged, this, &DataPanel::refresh);
     connect(controller_, &ReconstructionController::backendChanged, this, &DataPanel::refresh);
     connect(controller_, &ReconstructionController::settingsChanged, this, &DataPanel::refresh);
@@ -42,7 +43,9 @@ QLabel* DataPanel::add(const QString& name, const QString& tooltip) {
     value->setToolTip(tooltip);
     auto* label = new QLabel(name + ':', this);
     label->setToolTip(tooltip);
-    form_->addRow(label, value);
+    const int row = form_->rowCount();
+    form_->addWidget(label, row, 0, Qt::AlignRight | Qt::AlignTop);
+    form_->addWidget(value, row, 1);
     fields_[name] = value;
     return value;
 }

@@ -8,7 +8,7 @@
 
 #include <map>
 
-class QFormLayout;
+class QGridLayout;
 class QLabel;
 
 namespace studio {
@@ -26,7 +26,7 @@ private:
     QLabel* add(const QString& name, const QString& tooltip = {});
 
     ReconstructionController* controller_;
-    QFormLayout* form_ = nullptr;
+    QGridLayout* form_ = nullptr;
     std::map<QString, QLabel*> fields_;
 };
 

@@ -25,6 +25,8 @@ QString layerTitle(Layer l) {
         case Layer::DifferenceTrilinear: return QStringLiteral("Trilinear - truth");
         case Layer::DifferenceKaiserBessel: return QStringLiteral("Kaiser-Bessel - truth");
         case Layer::DifferenceIterative: return QStringLiteral("Iterative - truth");
+        case Layer::Pinned: return QStringLiteral("Pinned");
+        case Layer::DifferencePinned: return QStringLiteral("Iterative - pinned");
     }
     return {};
 }
@@ -38,12 +40,15 @@ QString layerKey(Layer l) {
         case Layer::DifferenceTrilinear: return QStringLiteral("difference-trilinear");
         case Layer::DifferenceKaiserBessel: return QStringLiteral("difference-kb");
         case Layer::DifferenceIterative: return QStringLiteral("difference-iterative");
+        case Layer::Pinned: return QStringLiteral("pinned");
+        case Layer::DifferencePinned: return QStringLiteral("difference-pinned");
     }
     return {};
 }
 
 bool isDifference(Layer l) {
-    return l == Layer::DifferenceTrilinear || l == Layer::DifferenceKaiserBessel || l == Layer::DifferenceIterative;
+    return l == Layer::DifferenceTrilinear || l == Layer::DifferenceKaiserBessel || l == Layer::DifferenceIterative ||
+           l == Layer::DifferencePinned;
 }
 
 std::optional<Layer> differenceOf(Layer image) {
@@ -65,6 +70,11 @@ const LayerImage* ImageLayers::get(Layer l) const {
 void ImageLayers::set(const LayerUpdate& update) {
     images_[static_cast<int>(update.layer)] = update.image;
     emit layerChanged(update.layer);
+}
+
+void ImageLayers::clear(Layer l) {
+    images_[static_cast<int>(l)].reset();
+    emit layerChanged(l);
 }
 
 void ImageLayers::setAll(const std::vector<LayerUpdate>& updates) {

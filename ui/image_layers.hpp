@@ -34,9 +34,12 @@ enum class Layer {
     DifferenceTrilinear,     // gridding (trilinear, optimally scaled) - truth
     DifferenceKaiserBessel,  // gridding (Kaiser-Bessel, optimally scaled) - truth
     DifferenceIterative,     // iterative - truth
+    Pinned,                  // an iterative image kept for comparison (ui/pinned_snapshot.hpp)
+    DifferencePinned,        // iterative - pinned
 };
-inline constexpr int kLayerCount = 7;
-inline constexpr std::array<Layer, kLayerCount> kAllLayers{
+inline constexpr int kLayerCount = 9;  // every slot ImageLayers holds
+// The layers a reconstruction produces (the comparison grid's).
+inline constexpr std::array<Layer, 7> kAllLayers{
     Layer::Truth, Layer::GriddingTrilinear, Layer::GriddingKaiserBessel, Layer::Iterative,
     Layer::DifferenceTrilinear, Layer::DifferenceKaiserBessel, Layer::DifferenceIterative};
 
@@ -68,6 +71,7 @@ public:
 
     void set(const LayerUpdate& update);
     void setAll(const std::vector<LayerUpdate>& updates);
+    void clear(Layer l);  // that layer has no image any more
     // Forget every image (a new data set on `grid`).
     void reset(const recon::Grid& grid);
 

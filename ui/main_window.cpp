@@ -5,7 +5,10 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
+#include <QDoubleValidator>
+#include <QLineEdit>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
@@ -16,7 +19,10 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QRegularExpression>
+#include <QSaveFile>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -26,13 +32,18 @@
 
 #include <cmath>
 
+#include "recon/core/conventions.hpp"
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "ui/comparison_grid.hpp"
 #include "ui/convergence_plot.hpp"
 #include "ui/data_panel.hpp"
+#include "ui/dicom_export.hpp"
 #include "ui/exports.hpp"
+#include "ui/measurement_panel.hpp"
+#include "ui/pin_panel.hpp"
+#include "ui/slice_view.hpp"
 #include "ui/slice_rendering.hpp"
 #include "ui/tune_panel.hpp"
 #ifdef RECONSTUDIO_HAVE_VTK_VIEWS
@@ -78,6 +89,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
     tabs_ = new QTabWidget(this);
     comparison_ = new ComparisonGrid(&controller_->layers(), model_, tabs_);
     tabs_->addTab(comparison_, tr("Compare"));
+    pin_panel_ = new PinPanel(controller_, model_, tabs_);
+    tabs_->addTab(pin_panel_, tr("Pinned A/B"));
 #ifdef RECONSTUDIO_HAVE_VTK_VIEWS
     if (options_.enable_3d) {
         three_d_ = new ThreeDPanel(controller_, model_, tabs_);
@@ -114,7 +127,15 @@ void MainWindow::buildActions() {
 
     reconstruct_action_ = new QAction(s->standardIcon(QStyle::SP_MediaPlay), tr("&Reconstruct"), this);
     reconstruct_action_->setShortcut(Qt::Key_F5);
+    reconstruct_action_->setToolTip(tr("Reconstruct from zero: the same settings and data give the same image"));
     connect(reconstruct_action_, &QAction::triggered, controller_, &ReconstructionController::reconstruct);
+    pin_action_ = new QAction(tr("&Pin Current Image"), this);
+    pin_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    pin_action_->setToolTip(tr("Keep the iterative image shown now and compare the next solves with it (Pinned A/B tab)"));
+    connect(pin_action_, &QAction::triggered, this, [this] {
+        pin_panel_->pinNow();
+        tabs_->setCurrentWidget(pin_panel_);
+    });
     cancel_action_ = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Cancel"), this);
     cancel_action_->setShortcut(Qt::Key_Escape);
     cancel_action_->setToolTip(tr("Stop at the next iteration; the last complete image stays"));
@@ -145,6 +166,16 @@ void MainWindow::buildActions() {
                                   [this](const QString& p, QString* e) { return saveConvergenceCsv(p, e); });
     save_settings_action_ = saveAction(tr("Save &Settings..."), tr("Save settings"), tr("JSON (*.json)"),
                                        [this](const QString& p, QString* e) { return saveSettings(p, e); });
+    export_dicom_action_ = new QAction(tr("Export &DICOM..."), this);
+    export_dicom_action_->setToolTip(tr("Every image shown as a DICOM MR series (one folder per image) in a new folder"));
+    connect(export_dicom_action_, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export DICOM into a new folder"), dialogDirectory(),
+                                                          QString(), nullptr, QFileDialog::ShowDirsOnly);
+        if (path.isEmpty()) return;
+        last_directory_ = QFileInfo(path).absolutePath();
+        QString error;
+        if (!exportDicom(path, &error)) showError(tr("Export DICOM"), error);
+    });
     load_settings_action_ = new QAction(tr("&Load Settings..."), this);
     connect(load_settings_action_, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Load settings"), dialogDirectory(), tr("JSON (*.json)"));
@@ -191,6 +222,7 @@ void MainWindow::buildMenus() {
     file->addAction(save_png_action_);
     file->addAction(save_csv_action_);
     file->addAction(save_settings_action_);
+    file->addAction(export_dicom_action_);
     file->addAction(load_settings_action_);
     addBatchActions(file);
     file->addSeparator();
@@ -199,6 +231,8 @@ void MainWindow::buildMenus() {
     QMenu* recon_menu = menuBar()->addMenu(tr("&Reconstruction"));
     recon_menu->addAction(reconstruct_action_);
     recon_menu->addAction(cancel_action_);
+    recon_menu->addSeparator();
+    recon_menu->addAction(pin_action_);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QMenu* orientation = view->addMenu(tr("&Orientation"));
@@ -234,14 +268,18 @@ void MainWindow::buildMenus() {
                "<tr><td>Ctrl+1/2/3</td><td>axial / coronal / sagittal</td></tr>"
                "</table>"));
     });
-    help->addAction(tr("&About ReconStudio"), this, [this] {
-        QMessageBox::about(this, tr("About ReconStudio"),
-                           tr("<h3>ReconStudio %1</h3><p>Non-Cartesian MRI reconstruction: gridding and the "
-                              "iterative regularised least-squares method of Stone et al. (2008), "
-                              "compared side by side.</p><p>Qt %2</p>")
-                               .arg(QStringLiteral(RECONSTUDIO_VERSION))
-                               .arg(QString::fromLatin1(qVersion())));
-    });
+    help->addAction(tr("&About ReconStudio"), this,
+                    [this] { QMessageBox::about(this, tr("About ReconStudio"), aboutText()); });
+}
+
+QString MainWindow::aboutText() {
+    return tr("<h3>ReconStudio %1</h3><p>Non-Cartesian MRI reconstruction: gridding and the "
+              "iterative regularised least-squares method of Stone et al. (2008), "
+              "compared side by side.</p>"
+              "<p><b>Not for diagnostic use.</b> ReconStudio is research software; its images "
+              "must not be used to diagnose or treat patients.</p><p>Qt %2</p>")
+        .arg(QStringLiteral(RECONSTUDIO_VERSION))
+        .arg(QString::fromLatin1(qVersion()));
 }
 
 void MainWindow::buildToolBar() {
@@ -291,7 +329,48 @@ void MainWindow::buildToolBar() {
 
     preset_box_ = combo(tr("Window/level preset (right drag in a view adjusts it)"));
     preset_box_->addItems(SliceViewModel::presetNames());
-    connect(preset_box_, &QComboBox::activated, this, [this] { model_->applyPreset(preset_box_->currentText()); });
+    connect(preset_box_, &QComboBox::activated, this, [this] {
+        if (SliceViewModel::presetNames().contains(preset_box_->currentText())) model_->applyPreset(preset_box_->currentText());
+    });
+    // Window and level as numbers: they follow drags and presets, and take typed values.
+    auto number = [this, bar](const QString& label, const QString& tip) {
+        bar->addWidget(new QLabel(label, this));
+        auto* field = new QLineEdit(this);
+        field->setToolTip(tip);
+        auto* validator = new QDoubleValidator(field);
+        validator->setLocale(QLocale::c());
+        field->setValidator(validator);
+        field->setMaximumWidth(fontMetrics().horizontalAdvance(QStringLiteral("-0.00000")) + 16);
+        bar->addWidget(field);
+        return field;
+    };
+    window_field_ = number(tr(" W "), tr("Window: the width of the displayed value range (in the image's units)"));
+    level_field_ = number(tr(" L "), tr("Level: the centre of the displayed value range (in the image's units)"));
+    auto typed = [this] {
+        bool ok_w = false, ok_l = false;
+        const double window = QLocale::c().toDouble(window_field_->text(), &ok_w);
+        const double level = QLocale::c().toDouble(level_field_->text(), &ok_l);
+        if (ok_w && ok_l && window > 0) model_->setWindowLevel({window, level});
+    };
+    connect(window_field_, &QLineEdit::editingFinished, this, typed);
+    connect(level_field_, &QLineEdit::editingFinished, this, typed);
+    auto showWindowLevel = [this] {
+        const WindowLevel wl = model_->windowLevel();
+        const double scale = model_->displayMode() == DisplayMode::Phase ? recon::kPi : model_->intensityMax();
+        window_field_->setText(formatReadout(wl.window, scale));
+        level_field_->setText(formatReadout(wl.level, scale));
+        const QString preset = model_->matchingPreset();
+        const QString custom = tr("Custom");
+        if (preset.isEmpty()) {
+            if (preset_box_->findText(custom) < 0) preset_box_->addItem(custom);
+            preset_box_->setCurrentText(custom);
+        } else {
+            preset_box_->setCurrentText(preset);
+            if (const int i = preset_box_->findText(custom); i >= 0) preset_box_->removeItem(i);
+        }
+    };
+    connect(model_, &SliceViewModel::windowLevelChanged, this, showWindowLevel);
+    showWindowLevel();
     bar->addAction(auto_wl_action_);
     bar->addAction(reset_view_action_);
 }
@@ -304,13 +383,32 @@ void MainWindow::buildDocks() {
         addDockWidget(area, d);
         return d;
     };
+    // The side panels scroll vertically when the screen is short, instead of being
+    // squeezed until their rows overlap; their text wraps to the dock's width.
+    auto scrolling = [this](QWidget* panel) {
+        auto* area = new QScrollArea(this);
+        area->setWidgetResizable(true);
+        area->setFrameShape(QFrame::NoFrame);
+        area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        area->setWidget(panel);
+        area->setMinimumWidth(panel->minimumSizeHint().width() + area->verticalScrollBar()->sizeHint().width());
+        return area;
+    };
     data_panel_ = new DataPanel(controller_, this);
     tune_panel_ = new TunePanel(controller_, this);
-    dock(tr("Data"), QStringLiteral("data-dock"), data_panel_, Qt::LeftDockWidgetArea);
-    dock(tr("Reconstruction"), QStringLiteral("tune-dock"), tune_panel_, Qt::LeftDockWidgetArea);
+    dock(tr("Data"), QStringLiteral("data-dock"), scrolling(data_panel_), Qt::LeftDockWidgetArea);
+    dock(tr("Reconstruction"), QStringLiteral("tune-dock"), tune_panel_, Qt::LeftDockWidgetArea);  // scrolls inside
     convergence_ = new ConvergencePlot(this);
-    convergence_->setMinimumHeight(220);
-    dock(tr("Convergence"), QStringLiteral("convergence-dock"), convergence_, Qt::BottomDockWidgetArea);
+    convergence_->setMinimumHeight(250);
+    QDockWidget* convergence_dock = dock(tr("Convergence"), QStringLiteral("convergence-dock"), convergence_, Qt::BottomDockWidgetArea);
+    // ROI statistics and profiles share the bottom area with the convergence plot.
+    measurements_ = new MeasurementModel(model_, this);
+    for (SliceView* v : findChildren<SliceView*>()) v->setMeasurements(measurements_);
+    measurement_panel_ = new MeasurementPanel(&controller_->layers(), model_, measurements_, this);
+    QDockWidget* measurement_dock =
+        dock(tr("Measurements"), QStringLiteral("measurement-dock"), measurement_panel_, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(convergence_dock, measurement_dock);
+    convergence_dock->raise();
 }
 
 void MainWindow::buildStatusBar() {
@@ -337,10 +435,19 @@ void MainWindow::connectController() {
     ReconstructionController* c = controller_;
     connect(c, &ReconstructionController::stateChanged, this, &MainWindow::showState);
     connect(c, &ReconstructionController::failed, this, [this](const QString& message) {
-        statusBar()->showMessage(tr("Failed: %1").arg(message), 15000);
         phase_label_->setText(tr("Failed: %1").arg(message));
+        if (!pending_open_.isEmpty()) {
+            // The file did not load: say so where it cannot be missed, and keep it out of Open Recent.
+            pending_open_.clear();
+            showError(tr("Could not open the file"), message);
+        } else {
+            statusBar()->showMessage(tr("Failed: %1").arg(message), 15000);
+        }
     });
     connect(c, &ReconstructionController::datasetChanged, this, [this] {
+        if (!pending_open_.isEmpty() && controller_->summary().origin == pending_open_)
+            addRecentFile(QFileInfo(pending_open_).absoluteFilePath());
+        pending_open_.clear();
         const DatasetSummary& s = controller_->summary();
         model_->setGrid(s.grid, s.truth_max);
         orientation_box_->setEnabled(s.grid.dims == 3);
@@ -359,7 +466,11 @@ void MainWindow::connectController() {
         if (const auto& floor = controller_->layers().floor()) convergence_->setFloor(*floor);
     });
     connect(c, &ReconstructionController::historyReset, this,
-            [this] { convergence_->reset(controller_->settings().iterations); });
+            [this] {
+                const bool warm = controller_->warmStart();
+                convergence_->reset(controller_->settings().iterations, warm ? controller_->totalIterations() : 0,
+                                    warm ? controller_->coldStartCost() : 0);
+            });
     connect(c, &ReconstructionController::iterationAdvanced, this,
             [this](const IterationUpdate& u) { convergence_->addRecord(u.record); });
     connect(c, &ReconstructionController::phaseChanged, this, [this](const QString& phase, double fraction) {
@@ -377,15 +488,26 @@ void MainWindow::connectController() {
     connect(c, &ReconstructionController::jobFinished, this, [this](const JobOutcome& o) {
         convergence_->flush();  // the whole history is drawn when the job ends
         if (o.solved)
-            statusBar()->showMessage(tr("%1 CG iterations in %2 (lambda %3 x s, %4)")
-                                         .arg(o.iterations_done)
-                                         .arg(humanSeconds(o.seconds))
-                                         .arg(o.lambda, 0, 'g', 3)
-                                         .arg(o.method),
-                                     15000);
+            statusBar()->showMessage(
+                (o.start_iteration > 0
+                     ? tr("%1 CG iterations in %2, warm start: %3 since the last start from zero (lambda %4 x s, %5)")
+                           .arg(o.iterations_done)
+                           .arg(humanSeconds(o.seconds))
+                           .arg(o.start_iteration + o.iterations_done)
+                     : tr("%1 CG iterations from zero in %2 (lambda %3 x s, %4)")
+                           .arg(o.iterations_done)
+                           .arg(humanSeconds(o.seconds)))
+                    .arg(o.lambda, 0, 'g', 3)
+                    .arg(o.method),
+                15000);
     });
     connect(c, &ReconstructionController::cacheStatusChanged, this, [this](const QString& s) {
-        cache_label_->setText(cache_label_->fontMetrics().elidedText(s, Qt::ElideRight, 420));
+        // The label names what is cached; how each was made (method, tolerance) is in the tooltip.
+        QString brief = s;
+        brief.remove(QRegularExpression(QStringLiteral(" \\([^)]*\\)")));
+        QStringList items = brief.split(QStringLiteral(", "));
+        items.removeDuplicates();
+        cache_label_->setText(items.join(QStringLiteral(", ")));
         cache_label_->setToolTip(s + tr("\nQ depends only on the trajectory and F^H d only on the data: a lambda "
                                         "or regulariser change reruns CG alone."));
     });
@@ -400,12 +522,15 @@ void MainWindow::showState(JobState s) {
     const bool busy = isActive(s);
     cancel_action_->setEnabled(busy);
     reconstruct_action_->setEnabled(controller_->hasDataset());
-    for (QAction* a : {save_images_action_, save_png_action_, save_csv_action_, save_settings_action_})
+    for (QAction* a : {save_images_action_, save_png_action_, save_csv_action_, save_settings_action_, export_dicom_action_})
         a->setEnabled(controller_->hasDataset());
     if (!busy) {
         phase_label_->setText(s == JobState::Failed ? tr("Failed: %1").arg(controller_->lastError())
                                                     : QString());
         if (s == JobState::Completed && progress_->maximum() > 0) progress_->setValue(progress_->maximum());
+        // A finished job has no time left: the bar keeps where it stopped and how it ended.
+        if (progress_->format().contains(QLatin1Char('/')))
+            progress_->setFormat(s == JobState::Completed ? tr("Iteration %v/%m") : tr("%1 at iteration %v/%m").arg(toString(s)));
     }
     updateTitle();
 }
@@ -419,20 +544,28 @@ void MainWindow::updateTitle() {
 
 void MainWindow::showError(const QString& what, const QString& message) {
     statusBar()->showMessage(QStringLiteral("%1: %2").arg(what, message), 15000);
-    if (!QApplication::platformName().startsWith(QLatin1String("offscreen")))
-        QMessageBox::warning(this, what, message);
+    // open(), not exec(): nothing waits for the click, so an unattended --screenshot run goes on.
+    auto* box = new QMessageBox(QMessageBox::Warning, what, message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("error-dialog"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::confirmSaved(const QString& where) {
+    statusBar()->showMessage(tr("Saved to %1").arg(QDir::toNativeSeparators(QFileInfo(where).absoluteFilePath())), 15000);
 }
 
 QString MainWindow::dialogDirectory() const { return last_directory_; }
 
 void MainWindow::openFile(const QString& path) {
     last_directory_ = QFileInfo(path).absolutePath();
-    addRecentFile(QFileInfo(path).absoluteFilePath());
+    pending_open_ = path;
     controller_->openFile(path);
 }
 
 void MainWindow::openDemo(const QString& name, bool use_case_tuning) {
     last_demo_ = name;
+    pending_open_.clear();
     controller_->openDemo(name, use_case_tuning);
 }
 
@@ -460,6 +593,7 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             rec.iterations = int(controller_->history().size());
             rec.history = controller_->history();
             recon::writeReconstruction(path.toStdString(), rec);
+            confirmSaved(path);
             return true;
         }
         // Other formats hold one image each: NAME_<layer>.EXT per image shown.
@@ -478,6 +612,7 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             ++written;
         }
         if (written == 0) throw recon::InputError("there is no image to save yet");
+        confirmSaved(base + QStringLiteral("_*.") + suffix);
         return true;
     } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
@@ -485,7 +620,23 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
     }
 }
 
-bool MainWindow::saveComparisonPng(const QString& path) { return comparison_->grab().save(path, "PNG"); }
+bool MainWindow::exportDicom(const QString& directory, QString* error) {
+    try {
+        const auto& pin = pin_panel_->pin()->snapshot();
+        recon::writeDicomSeries(directory.toStdString(), dicomExportFor(*controller_, pin ? &*pin : nullptr));
+        confirmSaved(directory);
+        return true;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+bool MainWindow::saveComparisonPng(const QString& path) {
+    if (!comparison_->grab().save(path, "PNG")) return false;
+    confirmSaved(path);
+    return true;
+}
 
 namespace {
 bool writeFile(const QString& path, const QByteArray& bytes, QString* error) {
@@ -500,11 +651,16 @@ bool writeFile(const QString& path, const QByteArray& bytes, QString* error) {
 }  // namespace
 
 bool MainWindow::saveConvergenceCsv(const QString& path, QString* error) {
-    return writeFile(path, convergenceCsv(controller_->history()), error);
+    if (!writeFile(path, convergenceCsv(controller_->history()), error)) return false;
+    confirmSaved(path);
+    return true;
 }
 
 bool MainWindow::saveSettings(const QString& path, QString* error) {
-    return writeFile(path, settingsJson(controller_->settings(), controller_->summary(), controller_->backend()), error);
+    if (!writeFile(path, settingsJson(controller_->settings(), controller_->summary(), controller_->backend()), error))
+        return false;
+    confirmSaved(path);
+    return true;
 }
 
 bool MainWindow::loadSettings(const QString& path, QString* error) {
@@ -541,7 +697,8 @@ void MainWindow::rebuildRecentMenu() {
 
 void MainWindow::restoreSettings() {
     QSettings s;
-    restoreGeometry(s.value("window/geometry").toByteArray());
+    // The first run fills the screen (maximised); later runs come back as they were left.
+    if (!restoreGeometry(s.value("window/geometry").toByteArray())) setWindowState(windowState() | Qt::WindowMaximized);
     restoreState(s.value("window/state").toByteArray());
     recent_files_ = s.value("files/recent").toStringList();
     last_directory_ = s.value("files/directory").toString();

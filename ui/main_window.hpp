@@ -14,6 +14,7 @@
 class QAction;
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QMenu;
 class QProgressBar;
 class QTabWidget;
@@ -23,6 +24,9 @@ namespace studio {
 class ComparisonGrid;
 class ConvergencePlot;
 class DataPanel;
+class PinPanel;
+class MeasurementPanel;
+class MeasurementModel;
 class TunePanel;
 class ThreeDPanel;
 
@@ -48,6 +52,12 @@ public:
     QProgressBar* progressBar() const { return progress_; }
     QLabel* cacheLabel() const { return cache_label_; }
     bool has3D() const { return three_d_ != nullptr; }
+    PinPanel* pinPanel() const { return pin_panel_; }
+    MeasurementModel* measurements() const { return measurements_; }
+    QComboBox* presetBox() const { return preset_box_; }
+    QLineEdit* windowField() const { return window_field_; }
+    QLineEdit* levelField() const { return level_field_; }
+    MeasurementPanel* measurementPanel() const { return measurement_panel_; }
 
     // Open a data file (any format the engine reads) or a demo case by name.
     void openFile(const QString& path);
@@ -63,8 +73,12 @@ public:
     bool exportRecipe(const QString& path, QString* error = nullptr);
     bool openRecipe(const QString& path, QString* error = nullptr);
     bool openBatchSummary(const QString& summary_json, QString* error = nullptr);
+    // Every image shown as a DICOM MR series, into the new folder `directory`.
+    bool exportDicom(const QString& directory, QString* error = nullptr);
 
     QStringList recentFiles() const { return recent_files_; }
+    // Help > About's text (rich text).
+    static QString aboutText();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -85,7 +99,9 @@ private:
     void rebuildRecentMenu();
     void updateTitle();
     void showState(JobState s);
+    // A window-modal message box that does not block (so tests see it), and the status bar.
     void showError(const QString& what, const QString& message);
+    void confirmSaved(const QString& where);
     QString dialogDirectory() const;
 
     MainWindowOptions options_;
@@ -97,6 +113,10 @@ private:
     DataPanel* data_panel_ = nullptr;
     TunePanel* tune_panel_ = nullptr;
     ThreeDPanel* three_d_ = nullptr;
+    PinPanel* pin_panel_ = nullptr;
+    MeasurementModel* measurements_ = nullptr;
+    MeasurementPanel* measurement_panel_ = nullptr;
+    QAction* pin_action_ = nullptr;
 
     QAction* open_action_ = nullptr;
     QAction* reconstruct_action_ = nullptr;
@@ -105,6 +125,7 @@ private:
     QAction* save_png_action_ = nullptr;
     QAction* save_csv_action_ = nullptr;
     QAction* save_settings_action_ = nullptr;
+    QAction* export_dicom_action_ = nullptr;
     QAction* load_settings_action_ = nullptr;
     QAction* quit_action_ = nullptr;
     QAction* auto_wl_action_ = nullptr;
@@ -115,6 +136,8 @@ private:
     QComboBox* mode_box_ = nullptr;
     QComboBox* colormap_box_ = nullptr;
     QComboBox* preset_box_ = nullptr;
+    QLineEdit* window_field_ = nullptr;  // window/level as numbers, editable
+    QLineEdit* level_field_ = nullptr;
 
     QLabel* state_label_ = nullptr;
     QLabel* phase_label_ = nullptr;
@@ -125,6 +148,7 @@ private:
     QStringList recent_files_;
     QString last_directory_;
     QString last_demo_;
+    QString pending_open_;  // a file being opened: it enters Open Recent once it has loaded
 };
 
 }  // namespace studio

@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 
+#include "recon/core/conventions.hpp"
 #include "ui/slice_rendering.hpp"
 
 namespace studio {
@@ -21,8 +22,9 @@ ReadoutTable::ReadoutTable(ImageLayers* layers, SliceViewModel* model, QWidget* 
     setEditTriggers(QAbstractItemView::NoEditTriggers);
     setSelectionMode(QAbstractItemView::NoSelection);
     setFocusPolicy(Qt::NoFocus);
-    horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-    horizontalHeader()->setMinimumSectionSize(40);
+    // Columns as wide as their numbers: a number is never elided ("20...."); the table scrolls instead.
+    horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    horizontalHeader()->setStretchLastSection(true);
     setWordWrap(false);
     verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     for (int r = 0; r < rowCount(); ++r)
@@ -64,13 +66,20 @@ void ReadoutTable::refresh() {
         item(row, 1)->setText(quality ? QString::number(image->quality->error_percent, 'f', 2) : QString());
         QString value;
         if (image && !image->volume.empty() && image->volume.grid == model_->grid())
-            value = QString::number(displayValue(image->volume.at(c[0], c[1], c[2]), model_->displayMode()), 'g', 4);
+            value = formatReadout(displayValue(image->volume.at(c[0], c[1], c[2]), model_->displayMode()),
+                                  model_->displayMode() == DisplayMode::Phase ? recon::kPi : model_->intensityMax());
         item(row, 2)->setText(value);
     }
     const int floor_row = int(kImages.size());
     const auto& floor = layers_->floor();
     item(floor_row, 0)->setText(floor ? QString::number(floor->psnr_db, 'f', 2) : QString());
     item(floor_row, 1)->setText(floor ? QString::number(floor->error_percent, 'f', 2) : QString());
+    // Wide enough for every column: numbers are never elided and nothing hides behind a scroll bar.
+    resizeColumnsToContents();
+    int width = verticalHeader()->sizeHint().width() + 2 * frameWidth();
+    for (int c = 0; c < columnCount(); ++c) width += horizontalHeader()->sectionSizeHint(c);
+    setMinimumWidth(width);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     setToolTip(tr("Cursor at voxel (%1, %2, %3); gridded images are scaled by the least-squares optimal "
                   "factor before they are measured, as the reference paper did.")
                    .arg(c[0])

@@ -18,6 +18,7 @@ ReconstructionController::ReconstructionController(QObject* parent)
     qRegisterMetaType<std::vector<IterationUpdate>>();
     qRegisterMetaType<Layer>();
     qRegisterMetaType<recon::Quality>();
+    qRegisterMetaType<std::shared_ptr<const std::vector<double>>>();
 
     worker_ = new SessionWorker(latest_, shutdown_);
     worker_->moveToThread(&thread_);
@@ -31,6 +32,11 @@ ReconstructionController::ReconstructionController(QObject* parent)
     connect(worker_, &SessionWorker::finished, this, &ReconstructionController::onFinished);
     // Like the data set itself, the floor belongs to the data, whatever the generation.
     connect(worker_, &SessionWorker::floorReady, &layers_, &ImageLayers::setFloor);
+    connect(worker_, &SessionWorker::densityReady, this, [this](std::shared_ptr<const std::vector<double>> w) {
+        if (!dataset_ || w->size() != dataset_->samples()) return;  // of data replaced since
+        density_ = std::move(w);
+        emit densityWeightsChanged();
+    });
     connect(worker_, &SessionWorker::cacheStatusChanged, this, [this](const QString& status) {
         cache_status_ = status;
         emit cacheStatusChanged(status);
@@ -39,7 +45,7 @@ ReconstructionController::ReconstructionController(QObject* parent)
 
     debounce_.setSingleShot(true);
     debounce_.setInterval(300);
-    connect(&debounce_, &QTimer::timeout, this, &ReconstructionController::reconstruct);
+    connect(&debounce_, &QTimer::timeout, this, &ReconstructionController::retune);
 }
 
 ReconstructionController::~ReconstructionController() {
@@ -59,6 +65,7 @@ void ReconstructionController::setState(JobState s) {
 
 void ReconstructionController::post(JobRequest job) {
     debounce_.stop();
+    lambda_only_change_ = false;
     cancel_->store(true);  // supersede whatever runs; its reports will be dropped
     cancel_ = std::make_shared<std::atomic<bool>>(false);
     job.generation = ++generation_;
@@ -109,6 +116,10 @@ void ReconstructionController::openDataset(std::shared_ptr<const recon::Dataset>
 
 void ReconstructionController::setSettings(const ReconSettings& s) {
     if (s == settings_) return;
+    ReconSettings same_but_lambda = settings_;
+    same_but_lambda.lambda = s.lambda;
+    // A burst of lambda edits stays a tuning step; anything else makes the next solve start from zero.
+    lambda_only_change_ = (debounce_.isActive() ? lambda_only_change_ : true) && same_but_lambda == s;
     settings_ = s;
     emit settingsChanged(s);
     if (dataset_ || load_pending_) debounce_.start();
@@ -123,6 +134,13 @@ void ReconstructionController::setLambda(double lambda) {
 void ReconstructionController::reconstruct() {
     JobRequest job;
     job.reconstruct = true;
+    post(std::move(job));
+}
+
+void ReconstructionController::retune() {
+    JobRequest job;
+    job.reconstruct = true;
+    job.warm_start = lambda_only_change_;
     post(std::move(job));
 }
 
@@ -141,6 +159,11 @@ void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
     summary_ = report.summary;
     history_.clear();
     history_generation_ = 0;
+    warm_start_ = false;
+    total_iterations_ = 0;
+    cold_start_cost_ = 0;
+    density_ = report.data->density.empty() ? nullptr
+                                            : std::make_shared<const std::vector<double>>(report.data->density);
     layers_.reset(report.data->grid);
     layers_.setAll(report.layers);
     emit historyReset();
@@ -171,11 +194,17 @@ void ReconstructionController::onIterations(const std::vector<IterationUpdate>& 
         if (history_generation_ != update.generation) {
             history_generation_ = update.generation;
             history_.clear();
+            // Observers of historyReset ask how this solve starts.
+            warm_start_ = update.start_iteration > 0;
+            total_iterations_ = update.start_iteration;
+            if (!warm_start_) cold_start_cost_ = update.record.cost();
             emit historyReset();
         }
         // Multi-coil data run one solve per coil; the history is the current coil's.
         if (!history_.empty() && update.record.iteration <= history_.back().iteration) history_.clear();
         history_.push_back(update.record);
+        warm_start_ = update.start_iteration > 0;
+        total_iterations_ = update.start_iteration + update.record.iteration;
         layers_.setAll(update.layers);
         phase_ = update.coils > 1 ? QStringLiteral("CG, coil %1 of %2").arg(update.coil + 1).arg(update.coils)
                                   : QStringLiteral("CG");
@@ -196,6 +225,10 @@ void ReconstructionController::onFinished(const JobOutcome& outcome) {
     load_pending_ = false;
     if (outcome.state != JobState::Failed) {
         layers_.setAll(outcome.layers);
+        if (outcome.solved) {
+            warm_start_ = outcome.start_iteration > 0;
+            total_iterations_ = outcome.start_iteration + outcome.iterations_done;
+        }
     } else {
         last_error_ = outcome.message;
         emit failed(outcome.message);

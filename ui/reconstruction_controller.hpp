@@ -7,8 +7,11 @@
 // settings change) gets a new generation number; whatever the worker reports
 // for an older generation is dropped here, so an image or a record from an older
 // lambda is never shown. A newer request cancels the running job through the
-// std::atomic<bool> the session polls; the new job then starts warm from the
-// last iterate and reuses the session's cached Q and F^H d.
+// std::atomic<bool> the session polls. Every job reuses the session's cached Q
+// and F^H d. Reconstruct (and any change other than lambda) solves from zero, so
+// the same settings and data give the same image; only a debounced lambda change
+// (tuning) continues from the last iterate, and says so (warmStart(), with the
+// iterations since the last start from zero in totalIterations()).
 #pragma once
 
 #include <QObject>
@@ -45,6 +48,16 @@ public:
     QString lastError() const { return last_error_; }
     // Records of the current solve (of the current generation only).
     const std::vector<recon::IterationRecord>& history() const { return history_; }
+    // Whether the image shown continued from an earlier one (lambda tuning), and
+    // the CG iterations behind it since its solve from zero.
+    bool warmStart() const { return warm_start_; }
+    int totalIterations() const { return total_iterations_; }
+    // The cost of the first iterate of the last solve from zero: what a warm
+    // solve's cost is drawn relative to (its own first cost is already low).
+    double coldStartCost() const { return cold_start_cost_; }
+    // The density weights of the data set (its own, or those gridding computed);
+    // empty until gridding has run.
+    std::shared_ptr<const std::vector<double>> densityWeights() const { return density_; }
     ImageLayers& layers() { return layers_; }
     const ImageLayers& layers() const { return layers_; }
 
@@ -66,7 +79,8 @@ public slots:
     // are open; the previous images stay until the new ones arrive.
     void setSettings(const studio::ReconSettings& s);
     void setLambda(double lambda);
-    void reconstruct();  // now: gridding (once per data set), then the iterative solve
+    // Now, from zero: gridding (once per data set), then the iterative solve.
+    void reconstruct();
     void cancel();       // stops at the worker's next check; the last complete image is kept
 
 signals:
@@ -83,9 +97,11 @@ signals:
     void jobFinished(const studio::JobOutcome& outcome);
     void failed(const QString& message);
     void cacheStatusChanged(const QString& status);
+    void densityWeightsChanged();
 
 private:
     void post(JobRequest job);
+    void retune();  // the debounced restart after a settings change
     void open(JobRequest::Source source, const QString& name, std::shared_ptr<const recon::Dataset> data = {});
     void setState(JobState s);
     void onDatasetLoaded(const DatasetReport& report);
@@ -111,6 +127,11 @@ private:
     BackendReport backend_;
     QString phase_, cache_status_, last_error_;
     std::vector<recon::IterationRecord> history_;
+    bool lambda_only_change_ = false;  // since the last solve request: only lambda changed
+    bool warm_start_ = false;
+    int total_iterations_ = 0;
+    double cold_start_cost_ = 0;
+    std::shared_ptr<const std::vector<double>> density_;
     ImageLayers layers_;
     QTimer debounce_;
     bool auto_reconstruct_ = true;

@@ -139,6 +139,7 @@ void SessionWorker::load(const JobRequest& job) {
     session_->setDataset(data_);
     gridded_ = false;
     last_iterate_.clear();
+    last_iterate_iterations_ = 0;
 
     DatasetReport report;
     report.data = data_;
@@ -194,7 +195,8 @@ std::vector<LayerUpdate> SessionWorker::imageLayers(Layer layer, recon::ComplexA
 
 void SessionWorker::gridAll(const JobRequest& job) {
     if (gridded_) return;  // gridding does not depend on lambda or the regulariser
-    session_->densityWeights(progressFor(job, QStringLiteral("Density weights")));
+    emit densityReady(std::make_shared<const std::vector<double>>(
+        session_->densityWeights(progressFor(job, QStringLiteral("Density weights")))));
 
     recon::GriddingResult trilinear = session_->gridTrilinear(progressFor(job, QStringLiteral("Gridding (trilinear)")));
     emit layersReady(job.generation, imageLayers(Layer::GriddingTrilinear, std::move(trilinear.image), true));
@@ -228,6 +230,9 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     opts.method = recon::FourierMethod{s.method.toStdString(), 1e-6};
 
     const int coils = data_->coils;
+    // A cold start passes no image at all, so the same settings and data give the same result.
+    const bool warm = job.warm_start && last_iterate_.size() == data_->grid.voxels();
+    const int start_iteration = warm ? last_iterate_iterations_ : 0;
     QElapsedTimer post_clock;
     post_clock.start();
     auto observer = [&](int coil, const recon::IterationRecord& record, const recon::ComplexArray* snapshot) {
@@ -238,6 +243,7 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         u.coil = coil;
         u.coils = coils;
         u.iterations = s.iterations;
+        u.start_iteration = start_iteration;
         u.lambda = s.lambda;
         // One coil's iterate is not the combined image: multi-coil data show theirs at
         // the end. Posts (with an image when one is due) go out at most every
@@ -257,19 +263,20 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         if (p != recon::Phase::Iterating) notePhase(job, QString::fromUtf8(recon::toString(p)), fraction);
     };
     recon::CallbackMonitor monitor(observer, job.cancel.get(), phase);
-    const bool warm = last_iterate_.size() == data_->grid.voxels();
-    opts.warm_start = warm;  // continues the solve resident on the backend when it matches
+    opts.warm_start = warm;  // continues the solve resident on the backend (no copy) when it matches
     recon::SolveResult result = session_->solve(opts, monitor, warm ? &last_iterate_ : nullptr);
     flushIterations();
 
     outcome.solved = true;
     outcome.iterations_done = result.history.empty() ? 0 : result.history.back().iteration;
+    outcome.start_iteration = start_iteration;
     outcome.seconds = result.seconds;
     outcome.lambda = result.lambda;
     outcome.lambda_scale = result.lambda_scale;
     outcome.method = QString::fromStdString(result.method);
     if (!result.image.empty()) {
         last_iterate_ = result.image;
+        last_iterate_iterations_ = start_iteration + outcome.iterations_done;
         outcome.layers = imageLayers(Layer::Iterative, std::move(result.image), false);
     }
     if (result.cancelled) outcome.state = JobState::Cancelled;

@@ -29,7 +29,8 @@ namespace studio {
 struct ReconSettings {
     double lambda = 0.02;  // multiplies s = Q(0) (docs/CONVENTIONS.md)
     recon::RegularizerKind regularizer = recon::RegularizerKind::FiniteDifference;
-    int iterations = 30;
+    // The engine's default, so the GUI and reconstudio-cli agree (one place: SolveOptions).
+    int iterations = recon::SolveOptions{}.iterations;
     recon::Precision precision = recon::Precision::Single;
     recon::BackendChoice backend = recon::BackendChoice::Auto;
     QString method;  // a Fourier method of the backend; empty: its default
@@ -72,6 +73,9 @@ struct IterationUpdate {
     recon::IterationRecord record;
     int coil = 0, coils = 1;
     int iterations = 0;  // per coil
+    // Iterations the starting image already had: 0 when the solve started from
+    // zero, else the total of the warm-start chain since the last start from zero.
+    int start_iteration = 0;
     double lambda = 0;
     std::vector<LayerUpdate> layers;  // the iterate and its difference (when a snapshot came)
 };
@@ -83,6 +87,7 @@ struct JobOutcome {
     bool solved = false;                   // the iterative solve ran (to the end or cancelled)
     std::vector<LayerUpdate> layers;       // the final (or last complete) iterate
     int iterations_done = 0;
+    int start_iteration = 0;               // as in IterationUpdate
     double seconds = 0;                    // the CG loop
     double lambda = 0, lambda_scale = 0;
     QString method;
@@ -97,6 +102,9 @@ struct JobRequest {
     QString name;                                  // file path or demo name
     std::shared_ptr<const recon::Dataset> dataset; // Source::Dataset
     bool reconstruct = true;
+    // Continue from the last iterate (lambda tuning) instead of from zero. Only
+    // the tuning path asks for it: a plain Reconstruct is reproducible.
+    bool warm_start = false;
     // Called on the worker thread as each phase begins (tests use it to cancel
     // in a chosen phase deterministically); may be empty.
     std::function<void(const QString& phase)> phase_hook;
@@ -124,6 +132,8 @@ signals:
     void iterationsDone(const std::vector<studio::IterationUpdate>& updates);
     void cacheStatusChanged(const QString& status);
     void floorReady(const recon::Quality& floor);  // of the data set loaded last
+    // The density weights gridding used (the data set's own or computed), of the data set loaded last.
+    void densityReady(std::shared_ptr<const std::vector<double>> weights);
     void finished(const studio::JobOutcome& outcome);
 
 private:
@@ -151,7 +161,8 @@ private:
     std::shared_ptr<const recon::Dataset> data_;
     bool gridded_ = false;                // both gridding layers posted for data_
     std::optional<recon::CaseSpec> demo_; // what data_ was simulated from (its floor is computable)
-    recon::ComplexArray last_iterate_;    // warm start for the next solve
+    recon::ComplexArray last_iterate_;    // warm start for a tuning solve
+    int last_iterate_iterations_ = 0;     // CG iterations behind last_iterate_ since its start from zero
     std::vector<IterationUpdate> pending_;  // records not yet posted
     QString current_phase_;
     double last_fraction_ = -1;           // throttles progress signals
@@ -167,3 +178,4 @@ Q_DECLARE_METATYPE(studio::ReconSettings)
 Q_DECLARE_METATYPE(std::vector<studio::LayerUpdate>)
 Q_DECLARE_METATYPE(std::vector<studio::IterationUpdate>)
 Q_DECLARE_METATYPE(recon::Quality)
+Q_DECLARE_METATYPE(std::shared_ptr<const std::vector<double>>)

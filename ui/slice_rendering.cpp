@@ -111,4 +111,15 @@ WindowLevel percentileWindow(const SliceData& slice, double low, double high) {
     return {std::max(std::abs(hi), 1e-12), hi};  // a flat slice: any window shows it as one grey
 }
 
+QString formatReadout(double value, double scale, int digits) {
+    if (!std::isfinite(value)) return QString::number(value);
+    if (!(scale > 0) || !std::isfinite(scale)) return QString::number(value, 'g', digits);
+    const int decimals = digits - 1 - int(std::floor(std::log10(scale)));
+    if (decimals < 0 || decimals > digits + 3) return QString::number(value, 'g', digits);
+    QString s = QString::number(value, 'f', decimals);
+    // A value that rounds to zero has no sign.
+    if (s.startsWith(QLatin1Char('-')) && s.mid(1).toDouble() == 0) s.remove(0, 1);
+    return s;
+}
+
 }  // namespace studio

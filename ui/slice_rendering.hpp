@@ -28,6 +28,11 @@ SliceData extractSlice(const Volume& volume, Orientation o, int slice, DisplayMo
 const std::array<QRgb, 256>& colorTable(ColorMap c);
 QImage renderSlice(const SliceData& slice, WindowLevel wl, ColorMap c);
 
+// A readout with `digits` significant digits of `scale` (the largest value the
+// image can show, e.g. the truth's maximum): 5.551e-17 on an image of scale 1
+// reads 0.0000, 0.2 reads 0.2000; far outside [1e-4, 1e6] it falls back to %g.
+QString formatReadout(double value, double scale, int digits = 4);
+
 // Window/level spanning the [low, high] percentiles (0..100) of the slice's values:
 // "auto" window/level, robust to a few bright voxels.
 WindowLevel percentileWindow(const SliceData& slice, double low = 0.5, double high = 99.5);

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "recon/core/conventions.hpp"
+
 namespace studio {
 
 SliceView::SliceView(Layer layer, ImageLayers* layers, SliceViewModel* model, QWidget* parent)
@@ -88,7 +90,7 @@ QString SliceView::title() const {
     QString t = layerTitle(layer_);
     if (gain() != 1.0) t += QStringLiteral("  (x%1)").arg(gain());
     if (const LayerImage* image = layers_->get(layer_); image && image->quality)
-        t += QStringLiteral("   %1 dB  %2 %")
+        t += QStringLiteral("  %1 dB  %2 %")
                  .arg(image->quality->psnr_db, 0, 'f', 2)
                  .arg(image->quality->error_percent, 0, 'f', 1);
     return t;
@@ -118,19 +120,44 @@ void SliceView::paintEvent(QPaintEvent*) {
         p.setPen(QPen(QColor(255, 200, 0, 150), 1));
         p.drawLine(QPointF(target.left(), centre.y()), QPointF(target.right(), centre.y()));
         p.drawLine(QPointF(centre.x(), target.top()), QPointF(centre.x(), target.bottom()));
+
+        // The ROIs, the same in every view: A cyan, B magenta.
+        if (measurements_) {
+            const std::array<QColor, 2> colours{QColor(0, 220, 255), QColor(255, 80, 220)};
+            for (int k = 0; k < MeasurementModel::kRois; ++k) {
+                const auto& roi = measurements_->roi(k);
+                if (!roi) continue;
+                const QPointF a = widgetPosition(roi->pixels.left(), roi->pixels.top());
+                const QPointF b = widgetPosition(roi->pixels.right(), roi->pixels.bottom());
+                const QRectF box = QRectF(a, b).normalized().adjusted(-m.sx / 2, -m.sy / 2, m.sx / 2, m.sy / 2);
+                p.setPen(QPen(colours[std::size_t(k)], 1.5));
+                p.setBrush(Qt::NoBrush);
+                if (roi->shape == RoiShape::Ellipse)
+                    p.drawEllipse(box);
+                else
+                    p.drawRect(box);
+                p.drawText(box.topLeft() + QPointF(2, -3), k == 0 ? QStringLiteral("A") : QStringLiteral("B"));
+            }
+            if (const auto& ruler = measurements_->ruler()) {
+                const QPointF a = widgetPosition(ruler->from.x(), ruler->from.y());
+                const QPointF b = widgetPosition(ruler->to.x(), ruler->to.y());
+                p.setPen(QPen(QColor(120, 255, 120), 1.5));
+                p.drawLine(a, b);
+                p.drawText(b + QPointF(4, -4), QStringLiteral("%1 mm").arg(measurements_->rulerMillimetres(), 0, 'f', 1));
+            }
+        }
     }
 
     // Overlays: title (with quality), slice and the value under the cursor, on a
-    // dark band so they stay legible over bright tissue.
-    QFont f = font();
-    f.setPointSizeF(f.pointSizeF() * 0.9);
-    p.setFont(f);
-    const QRect text = rect().adjusted(6, 3, -6, -3);
+    // dark band so they stay legible over bright tissue. Long text wraps rather than being cut.
+    p.setFont(overlayFont());
+    const QRect text = overlayRect();
     auto label = [&p, &text](const QString& s, Qt::Alignment a) {
-        const QRect r = p.fontMetrics().boundingRect(text, int(a), s).adjusted(-4, -1, 4, 1);
+        const int flags = int(a) | Qt::TextWordWrap;
+        const QRect r = p.fontMetrics().boundingRect(text, flags, s).adjusted(-4, -1, 4, 1);
         p.fillRect(r, QColor(0, 0, 0, 150));
         p.setPen(QColor(235, 235, 235));
-        p.drawText(text, int(a), s);
+        p.drawText(text, flags, s);
     };
     label(title(), Qt::AlignTop | Qt::AlignLeft);
     if (!ready) {
@@ -144,16 +171,117 @@ void SliceView::paintEvent(QPaintEvent*) {
         p.drawText(rect(), Qt::AlignCenter, why);
         return;
     }
+    label(packLines(cursorParts(), p.fontMetrics(), text.width()).join(QLatin1Char('\n')), Qt::AlignBottom | Qt::AlignLeft);
+
+    // Orientation letters at the edges' middles, a scale bar and a colour bar on the right.
+    const auto letters = orientationLabels();
+    const int title_bottom = p.fontMetrics().boundingRect(text, Qt::AlignTop | Qt::AlignLeft | Qt::TextWordWrap, title()).bottom();
+    p.setPen(QColor(255, 230, 120));
+    const QRect middle = rect().adjusted(4, title_bottom + 4, -4, -4);
+    p.drawText(middle, Qt::AlignLeft | Qt::AlignVCenter, letters[0]);
+    p.drawText(middle.adjusted(0, 0, -16, 0), Qt::AlignRight | Qt::AlignVCenter, letters[1]);
+    p.drawText(middle, Qt::AlignTop | Qt::AlignHCenter, letters[2]);
+    const auto [mm, length] = scaleBar();
+    const int lines = int(packLines(cursorParts(), p.fontMetrics(), text.width()).size());
+    // The bottom letter just above the cursor text, the scale bar a line above it (they never meet).
+    const double letter_bottom = height() - 6 - lines * p.fontMetrics().lineSpacing();
+    p.drawText(QRectF(0, letter_bottom - p.fontMetrics().lineSpacing(), width(), p.fontMetrics().lineSpacing()),
+               Qt::AlignHCenter | Qt::AlignBottom, letters[3]);
+    if (length > 4) {
+        const double y = letter_bottom - p.fontMetrics().lineSpacing() - 4;
+        // Left of the colour bar and its labels.
+        const double right = width() - 22 - p.fontMetrics().horizontalAdvance(QStringLiteral("-0.0000"));
+        const QString mm_text = QStringLiteral("%1 mm").arg(mm);
+        const QRectF band(right - length - 2, y - p.fontMetrics().lineSpacing() - 3, length + 4, p.fontMetrics().lineSpacing() + 6);
+        p.fillRect(band, QColor(0, 0, 0, 150));  // legible over bright tissue, like the other overlays
+        p.setPen(QPen(QColor(235, 235, 235), 2));
+        p.drawLine(QPointF(right - length, y), QPointF(right, y));
+        p.drawText(QRectF(right - length, y - p.fontMetrics().lineSpacing() - 2, length, p.fontMetrics().lineSpacing()),
+                   Qt::AlignHCenter | Qt::AlignBottom, mm_text);
+    }
+    // The colour bar: the colour map over the window, its ends in the image's units.
+    const WindowLevel wl = model_->windowLevel();
+    const auto& table = colorTable(model_->colorMap());
+    const QRectF bar(width() - 14, height() * 0.3, 8, height() * 0.4);
+    for (int k = 0; k < int(bar.height()); ++k) {
+        const int index = std::clamp(int(255.0 * (1.0 - k / bar.height())), 0, 255);
+        p.fillRect(QRectF(bar.left(), bar.top() + k, bar.width(), 1), QColor::fromRgb(table[std::size_t(index)]));
+    }
+    p.setPen(QColor(235, 235, 235));
+    const double g = gain();
+    const double scale = model_->displayMode() == DisplayMode::Phase ? recon::kPi : model_->intensityMax();
+    const QFontMetrics fm = p.fontMetrics();
+    const QString high = formatReadout(wl.high() / g, scale), low = formatReadout(wl.low() / g, scale);
+    p.drawText(QPointF(bar.right() - fm.horizontalAdvance(high), bar.top() - 3), high);
+    p.drawText(QPointF(bar.right() - fm.horizontalAdvance(low), bar.bottom() + fm.ascent() + 2), low);
+    const QString unit = colourBarUnit();
+    p.drawText(QPointF(bar.right() - fm.horizontalAdvance(unit), bar.bottom() + fm.ascent() + fm.lineSpacing() + 2), unit);
+}
+
+QString SliceView::colourBarUnit() const {
+    // Reconstructions are in the truth's units, which have no physical meaning: arbitrary units.
+    return model_->displayMode() == DisplayMode::Phase ? QStringLiteral("rad") : QStringLiteral("a.u.");
+}
+
+std::array<QString, 4> SliceView::orientationLabels() const {
+    static const std::array<QString, 3> positive{QStringLiteral("R"), QStringLiteral("A"), QStringLiteral("S")};
+    static const std::array<QString, 3> negative{QStringLiteral("L"), QStringLiteral("P"), QStringLiteral("I")};
+    const PlaneAxes a = planeAxes(model_->orientation());
+    const auto u = std::size_t(a.u), v = std::size_t(a.v);
+    return {negative[u], positive[u], a.v_up ? positive[v] : negative[v], a.v_up ? negative[v] : positive[v]};
+}
+
+std::pair<double, double> SliceView::scaleBar() const {
+    const recon::Grid& g = model_->grid();
+    const int u = planeAxes(model_->orientation()).u;
+    const double mm_per_pixel = g.fov_mm[u] / g.n[u] / mapping().sx;
+    const double want = width() / 5.0 * mm_per_pixel;
+    double mm = 1;
+    for (double step : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0})
+        if (step <= want) mm = step;
+    return {mm, mm / mm_per_pixel};
+}
+
+void SliceView::setMeasurements(MeasurementModel* m) {
+    measurements_ = m;
+    if (m) connect(m, &MeasurementModel::roisChanged, this, qOverload<>(&QWidget::update));
+    update();
+}
+
+QFont SliceView::overlayFont() const {
+    QFont f = font();
+    f.setPointSizeF(f.pointSizeF() * 0.9);
+    return f;
+}
+
+QStringList SliceView::cursorParts() const {
     const auto& c = model_->cursor();
-    QString info = QStringLiteral("%1 %2/%3   (%4, %5, %6)")
-                       .arg(toString(model_->orientation()))
-                       .arg(model_->slice() + 1)
-                       .arg(model_->sliceCount())
-                       .arg(c[0])
-                       .arg(c[1])
-                       .arg(c[2]);
-    if (auto v = cursorValue()) info += QStringLiteral("   %1 %2").arg(toString(model_->displayMode()).toLower()).arg(*v, 0, 'g', 4);
-    label(info, Qt::AlignBottom | Qt::AlignLeft);
+    const recon::Grid& g = model_->grid();
+    QStringList parts;
+    parts << QStringLiteral("%1 %2/%3").arg(toString(model_->orientation())).arg(model_->slice() + 1).arg(model_->sliceCount());
+    parts << QStringLiteral("(%1, %2, %3)").arg(c[0]).arg(c[1]).arg(c[2]);
+    auto mm = [&g, &c](int axis) {
+        return QString::number(recon::voxelPosition(c[axis], g.n[axis]) * g.fov_mm[axis], 'f', 1);
+    };
+    parts << (g.dims == 3 ? QStringLiteral("%1, %2, %3 mm").arg(mm(0), mm(1), mm(2))
+                          : QStringLiteral("%1, %2 mm").arg(mm(0), mm(1)));
+    if (auto v = cursorValue()) {
+        const double scale = model_->displayMode() == DisplayMode::Phase ? recon::kPi : model_->intensityMax();
+        parts << QStringLiteral("%1 %2").arg(toString(model_->displayMode()).toLower(), formatReadout(*v, scale));
+    }
+    return parts;
+}
+
+QStringList SliceView::packLines(const QStringList& parts, const QFontMetrics& metrics, int width) {
+    const QString gap = QStringLiteral("   ");
+    QStringList lines;
+    for (const QString& part : parts) {
+        if (!lines.isEmpty() && metrics.horizontalAdvance(lines.back() + gap + part) <= width)
+            lines.back() += gap + part;
+        else
+            lines << part;
+    }
+    return lines;
 }
 
 void SliceView::wheelEvent(QWheelEvent* e) {
@@ -181,6 +309,21 @@ void SliceView::mousePressEvent(QMouseEvent* e) {
     } else if (e->button() == Qt::RightButton) {
         drag_ = Drag::WindowLevel;
         setCursor(Qt::SizeAllCursor);
+    } else if (e->button() == Qt::LeftButton && measurements_ && (e->modifiers() & Qt::ControlModifier) &&
+               (e->modifiers() & Qt::AltModifier)) {
+        if (const auto p = pixelAt(e->position())) {
+            drag_ = Drag::Ruler;
+            roi_start_ = *p;
+            measurements_->setRuler(QPoint(p->column, p->row), QPoint(p->column, p->row));
+        }
+    } else if (e->button() == Qt::LeftButton && measurements_ &&
+               (e->modifiers() & (Qt::ControlModifier | Qt::AltModifier))) {
+        if (const auto p = pixelAt(e->position())) {
+            drag_ = Drag::Roi;
+            roi_index_ = (e->modifiers() & Qt::AltModifier) ? 1 : 0;
+            roi_start_ = *p;
+            measurements_->setRoi(roi_index_, {QRect(QPoint(p->column, p->row), QSize(1, 1)), measurements_->shape()});
+        }
     } else if (e->button() == Qt::LeftButton) {
         drag_ = Drag::Cursor;
         setCursorAt(e->position());
@@ -199,6 +342,15 @@ void SliceView::mouseMoveEvent(QMouseEvent* e) {
             break;
         }
         case Drag::WindowLevel: model_->dragWindowLevel(delta.x(), delta.y()); break;
+        case Drag::Ruler:
+            if (const auto p = pixelAt(e->position()))
+                measurements_->setRuler(QPoint(roi_start_.column, roi_start_.row), QPoint(p->column, p->row));
+            break;
+        case Drag::Roi:
+            if (const auto p = pixelAt(e->position()))
+                measurements_->setRoi(roi_index_, {QRect(QPoint(roi_start_.column, roi_start_.row), QPoint(p->column, p->row)),
+                                                   measurements_->shape()});
+            break;
         case Drag::None: break;
     }
     e->accept();

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "ui/image_layers.hpp"
+#include "ui/measurements.hpp"
 #include "ui/slice_rendering.hpp"
 #include "ui/slice_view_model.hpp"
 
@@ -35,6 +36,25 @@ public:
     // The value under the cursor in the current display mode (nullopt: no image).
     std::optional<double> cursorValue() const;
     QString title() const;
+    // The ROIs and the ruler to draw and edit (Ctrl + left drag: A, Alt + left drag: B,
+    // Ctrl + Alt + left drag: a distance); may be null.
+    void setMeasurements(MeasurementModel* m);
+    // The bottom overlay's parts: slice, voxel, position in mm (the NIfTI and DICOM
+    // exports' frame), the value at the cursor with significant digits of the image's scale.
+    QStringList cursorParts() const;
+    QFont overlayFont() const;
+    // The patient directions at the left, right, top and bottom edges ("L", "R",
+    // "P", "A" for axial): image axes are the RAS axes of the exports' frame.
+    std::array<QString, 4> orientationLabels() const;
+    // A round length in mm about a fifth of the view's width, and its length on screen (pixels).
+    std::pair<double, double> scaleBar() const;
+    // The unit under the colour bar: "rad" for phase, else "a.u." (the truth's arbitrary units).
+    QString colourBarUnit() const;
+    // `parts` joined greedily into lines no wider than `width` (a part wider than
+    // `width` keeps a line of its own).
+    static QStringList packLines(const QStringList& parts, const QFontMetrics& metrics, int width);
+    // The overlay's text box, inside the view's margins.
+    QRect overlayRect() const { return rect().adjusted(6, 3, -6, -3); }
 
     QSize sizeHint() const override { return {280, 280}; }
     QSize minimumSizeHint() const override { return {120, 120}; }
@@ -49,7 +69,7 @@ protected:
     void keyPressEvent(QKeyEvent*) override;
 
 private:
-    enum class Drag { None, Cursor, Pan, WindowLevel };
+    enum class Drag { None, Cursor, Pan, WindowLevel, Roi, Ruler };
     struct Mapping {
         QPointF origin;   // widget position of slice coordinate (0, 0)
         double sx = 1, sy = 1;  // widget pixels per slice pixel
@@ -67,6 +87,9 @@ private:
     QImage image_;      // the rendered slice (cache)
     bool dirty_ = true;
     Drag drag_ = Drag::None;
+    MeasurementModel* measurements_ = nullptr;
+    int roi_index_ = 0;          // the ROI a Drag::Roi draws
+    SlicePixel roi_start_;
     QPointF last_mouse_;
 };
 

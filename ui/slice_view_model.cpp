@@ -164,7 +164,7 @@ QStringList SliceViewModel::presetNames() {
     return {QStringLiteral("Full range"), QStringLiteral("Soft tissue"), QStringLiteral("Narrow")};
 }
 
-void SliceViewModel::applyPreset(const QString& name) {
+WindowLevel SliceViewModel::presetWindow(const QString& name) const {
     const auto r = modeRange();
     const double span = r[1] - r[0];
     // Fractions of the magnitude range; signed modes (phase, real, imaginary) keep
@@ -175,11 +175,20 @@ void SliceViewModel::applyPreset(const QString& name) {
     } else if (name == QLatin1String("Narrow")) {
         lo = 0.1, hi = 0.45;
     }
-    if (mode_ == DisplayMode::Magnitude) {
-        setWindowLevel(WindowLevel::fromRange(r[0] + lo * span, r[0] + hi * span));
-    } else {
-        setWindowLevel({(hi - lo) * span, (r[0] + r[1]) / 2});
+    if (mode_ == DisplayMode::Magnitude) return WindowLevel::fromRange(r[0] + lo * span, r[0] + hi * span);
+    return {(hi - lo) * span, (r[0] + r[1]) / 2};
+}
+
+void SliceViewModel::applyPreset(const QString& name) { setWindowLevel(presetWindow(name)); }
+
+QString SliceViewModel::matchingPreset() const {
+    for (const QString& name : presetNames()) {
+        const WindowLevel p = presetWindow(name);
+        const double tolerance = 1e-9 * std::max(std::abs(p.window), 1e-300);
+        if (std::abs(p.window - window_level_.window) <= tolerance && std::abs(p.level - window_level_.level) <= tolerance)
+            return name;
     }
+    return {};
 }
 
 void SliceViewModel::setDisplayMode(DisplayMode m) {

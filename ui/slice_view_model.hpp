@@ -94,6 +94,10 @@ public slots:
     // window (less contrast), down raises the level (darker image).
     void dragWindowLevel(double dx, double dy);
     void applyPreset(const QString& name);
+    // What a preset sets in the current display mode; the preset the current
+    // window/level equals, or "" (the toolbar then says "Custom").
+    WindowLevel presetWindow(const QString& name) const;
+    QString matchingPreset() const;
     void setDisplayMode(studio::DisplayMode m);  // also applies the mode's full range
     void setColorMap(studio::ColorMap c);
 

@@ -48,15 +48,35 @@ ThreeDPanel::ThreeDPanel(ReconstructionController* controller, SliceViewModel* m
                 [this](int x, int y, int z) { model_->setCursor({x, y, z}); });
     }
     volumes_[1]->linkCamera(volumes_[0]);
+    auto applyColourMap = [this] {
+        const auto& table = colorTable(model_->colorMap());
+        const std::vector<unsigned int> colours(table.begin(), table.end());
+        for (VolumeView* v : volumes_) v->setColourTable(colours);
+    };
+    applyColourMap();
+    for (VolumeView* v : volumes_) v->setSlicePlaneOpacity(0.35);  // the volume shows through by default
     mip_ = new QCheckBox(tr("Maximum intensity projection"), volumes);
     connect(mip_, &QCheckBox::toggled, this, [this](bool on) {
         for (VolumeView* v : volumes_)
             v->setRenderMode(on ? VolumeView::RenderMode::MaximumIntensity : VolumeView::RenderMode::Composite);
     });
+    planes_ = new QComboBox(volumes);
+    planes_->setToolTip(tr("The three slice planes through the cursor"));
+    planes_->addItem(tr("Planes translucent"), 0.35);
+    planes_->addItem(tr("Planes opaque"), 1.0);
+    planes_->addItem(tr("Planes hidden"), 0.0);
+    connect(planes_, &QComboBox::currentIndexChanged, this, [this] {
+        const double opacity = planes_->currentData().toDouble();
+        for (VolumeView* v : volumes_) {
+            v->setSlicePlanesVisible(opacity > 0);
+            if (opacity > 0) v->setSlicePlaneOpacity(opacity);
+        }
+    });
     auto* reset = new QPushButton(tr("Reset camera"), volumes);
     connect(reset, &QPushButton::clicked, this, [this] { volumes_[0]->resetCamera(); });
     controls->addStretch(1);
     controls->addWidget(mip_);
+    controls->addWidget(planes_);
     controls->addWidget(reset);
     vbox->addLayout(controls);
     vbox->addLayout(views, 1);
@@ -104,10 +124,15 @@ ThreeDPanel::ThreeDPanel(ReconstructionController* controller, SliceViewModel* m
         refreshVolumes();
         refreshTrajectory();
     });
-    connect(model_, &SliceViewModel::displayChanged, this, [this] {
+    connect(model_, &SliceViewModel::displayChanged, this, [this, applyColourMap] {
+        applyColourMap();
         markDirty(0);
         markDirty(1);
         refreshVolumes();
+    });
+    connect(controller_, &ReconstructionController::densityWeightsChanged, this, [this] {
+        trajectory_dirty_ = true;
+        refreshTrajectory();
     });
     connect(model_, &SliceViewModel::windowLevelChanged, this, [this](WindowLevel wl) {
         for (VolumeView* v : volumes_)
@@ -161,10 +186,12 @@ void ThreeDPanel::refreshTrajectory() {
         trajectory_->clear();
         return;
     }
-    const bool density = !data->density.empty();
-    colour_by_->setEnabled(density);
-    trajectory_->setTrajectory(data->trajectory, density ? &data->density : nullptr,
-                               TrajectoryView::ColourBy::Readout);
+    // The data set's own weights or those gridding computed: either can colour the samples.
+    const auto density = controller_->densityWeights();
+    colour_by_->setEnabled(density != nullptr);
+    const auto by = density ? TrajectoryView::ColourBy(colour_by_->currentData().toInt()) : TrajectoryView::ColourBy::Readout;
+    if (!density) colour_by_->setCurrentIndex(0);
+    trajectory_->setTrajectory(data->trajectory, density ? density.get() : nullptr, by);
 }
 
 }  // namespace studio

@@ -35,6 +35,8 @@ public:
 
     reconstudio::vtkviews::VolumeView* volumeView(int side) const { return volumes_[side]; }
     reconstudio::vtkviews::TrajectoryView* trajectoryView() const { return trajectory_; }
+    QComboBox* planesBox() const { return planes_; }
+    QComboBox* colourByBox() const { return colour_by_; }
 
 protected:
     void showEvent(QShowEvent* e) override;
@@ -52,6 +54,7 @@ private:
     std::array<QComboBox*, 2> layer_boxes_{};
     std::array<bool, 2> dirty_{true, true};
     QCheckBox* mip_ = nullptr;
+    QComboBox* planes_ = nullptr;  // translucent, opaque or hidden slice planes
     reconstudio::vtkviews::TrajectoryView* trajectory_ = nullptr;
     QComboBox* colour_by_ = nullptr;
     bool trajectory_dirty_ = true;

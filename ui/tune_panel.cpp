@@ -7,6 +7,9 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QVBoxLayout>
 #include <QSlider>
 #include <QSpinBox>
 
@@ -26,14 +29,25 @@ double TunePanel::lambdaAt(int position) { return std::pow(10.0, kMinLog10 + dou
 TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller) {
     setObjectName(QStringLiteral("tune-panel"));
-    auto* form = new QFormLayout(this);
+    // The settings scroll when the screen is short; Reconstruct, Cancel and how the
+    // image was started stay in view below them.
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto* settings = new QWidget(scroll);
+    auto* form = new QFormLayout(settings);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
 
     lambda_slider_ = new QSlider(Qt::Horizontal, this);
     lambda_slider_->setObjectName(QStringLiteral("lambda-slider"));
     lambda_slider_->setRange(0, int((kMaxLog10 - kMinLog10) * kStepsPerDecade));
     lambda_slider_->setPageStep(kStepsPerDecade / 5);
-    lambda_slider_->setToolTip(tr("lambda on a logarithmic scale, 1e-6 to 10"));
+    lambda_slider_->setToolTip(tr("lambda on a logarithmic scale, %1 to %2")
+                                   .arg(lambdaAt(lambda_slider_->minimum()), 0, 'g', 3)
+                                   .arg(lambdaAt(lambda_slider_->maximum()), 0, 'g', 3));
     lambda_field_ = new QLineEdit(this);
     lambda_field_->setObjectName(QStringLiteral("lambda-field"));
     auto* validator = new QDoubleValidator(0.0, 1e6, 12, lambda_field_);
@@ -78,12 +92,23 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
 
     reconstruct_ = new QPushButton(tr("Reconstruct"), this);
     reconstruct_->setObjectName(QStringLiteral("reconstruct-button"));
+    reconstruct_->setToolTip(tr("Solve from a zero image: the same settings and data give the same image. "
+                                "Changing lambda alone continues from the image shown (warm start) to tune quickly."));
     cancel_ = new QPushButton(tr("Cancel"), this);
     cancel_->setObjectName(QStringLiteral("cancel-button"));
+    scroll->setWidget(settings);
+    scroll->setMinimumWidth(settings->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+    outer->addWidget(scroll, 1);
     auto* buttons = new QHBoxLayout;
+    buttons->setContentsMargins(9, 0, 9, 0);
     buttons->addWidget(reconstruct_);
     buttons->addWidget(cancel_);
-    form->addRow(buttons);
+    outer->addLayout(buttons);
+    start_label_ = new QLabel(this);
+    start_label_->setObjectName(QStringLiteral("start-label"));
+    start_label_->setWordWrap(true);
+    start_label_->setContentsMargins(9, 0, 9, 4);
+    outer->addWidget(start_label_);
 
     // Edits -> controller.
     connect(lambda_slider_, &QSlider::valueChanged, this, [this](int position) {
@@ -95,7 +120,9 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     connect(lambda_field_, &QLineEdit::editingFinished, this, [this] {
         bool ok = false;
         const double lambda = QLocale::c().toDouble(lambda_field_->text(), &ok);
-        if (ok) edit([lambda](ReconSettings& s) { s.lambda = lambda; });
+        if (!ok) return;
+        lambda_field_->setModified(false);  // committed: from now on the field follows the controller
+        edit([lambda](ReconSettings& s) { s.lambda = lambda; });
     });
     connect(regularizer_, &QComboBox::currentIndexChanged, this, [this] {
         const auto kind = recon::RegularizerKind(regularizer_->currentData().toInt());
@@ -122,6 +149,9 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     connect(controller_, &ReconstructionController::backendChanged, this, &TunePanel::showBackend);
     connect(controller_, &ReconstructionController::datasetChanged, this, &TunePanel::showState);
     connect(controller_, &ReconstructionController::stateChanged, this, &TunePanel::showState);
+    connect(controller_, &ReconstructionController::iterationAdvanced, this, &TunePanel::showStart);
+    connect(controller_, &ReconstructionController::jobFinished, this, &TunePanel::showStart);
+    connect(controller_, &ReconstructionController::datasetChanged, this, &TunePanel::showStart);
     showSettings(controller_->settings());
     showBackend();
     showState();
@@ -137,7 +167,13 @@ void TunePanel::edit(const std::function<void(ReconSettings&)>& change) {
 void TunePanel::showSettings(const ReconSettings& s) {
     updating_ = true;
     lambda_slider_->setValue(sliderPosition(s.lambda));
-    if (!lambda_field_->hasFocus()) lambda_field_->setText(QString::number(s.lambda, 'g', 3));
+    // The field shows the lambda the solve uses; only text being typed (not yet
+    // committed) survives a change of some other setting.
+    if (s.lambda != shown_lambda_ || !lambda_field_->isModified()) {
+        lambda_field_->setText(QString::number(s.lambda, 'g', 3));
+        lambda_field_->setModified(false);
+        shown_lambda_ = s.lambda;
+    }
     regularizer_->setCurrentIndex(regularizer_->findData(int(s.regularizer)));
     iterations_->setValue(s.iterations);
     precision_->setCurrentIndex(precision_->findData(int(s.precision)));
@@ -171,6 +207,19 @@ void TunePanel::showState() {
     lambda_scale_->setText(controller_->hasDataset()
                                ? tr("penalty lambda * s * ||W rho||^2, s = Q(0) = %1").arg(s, 0, 'g', 4)
                                : tr("penalty lambda * s * ||W rho||^2, s = Q(0)"));
+}
+
+void TunePanel::showStart() {
+    const int total = controller_->totalIterations();
+    if (total == 0) {
+        start_label_->clear();
+    } else if (controller_->warmStart()) {
+        start_label_->setText(tr("Warm start (lambda tuning): continued from the previous image, "
+                                 "%1 CG iterations since the last start from zero. Reconstruct starts from zero.")
+                                  .arg(total));
+    } else {
+        start_label_->setText(tr("Started from zero: %1 CG iterations.").arg(total));
+    }
 }
 
 }  // namespace studio

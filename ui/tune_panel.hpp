@@ -26,7 +26,7 @@ class TunePanel : public QWidget {
 public:
     explicit TunePanel(ReconstructionController* controller, QWidget* parent = nullptr);
 
-    // The slider spans lambda = 1e-6 .. 10 on a log scale, kStepsPerDecade per decade.
+    // The slider spans lambda = 10^kMinLog10 .. 10^kMaxLog10 on a log scale, kStepsPerDecade per decade.
     static constexpr double kMinLog10 = -6, kMaxLog10 = 3;  // the anatomical prior wants lambda up to a few hundred
     static constexpr int kStepsPerDecade = 50;
     static int sliderPosition(double lambda);
@@ -36,11 +36,16 @@ public:
     QLineEdit* lambdaField() const { return lambda_field_; }
     QComboBox* regularizerBox() const { return regularizer_; }
     QSpinBox* iterationsBox() const { return iterations_; }
+    QPushButton* reconstructButton() const { return reconstruct_; }
+    // How the image shown was started: from zero, or warm (lambda tuning) with
+    // the iterations since the last start from zero.
+    QLabel* startLabel() const { return start_label_; }
 
 private:
     void showSettings(const ReconSettings& s);  // without echoing edits back
     void showBackend();
     void showState();
+    void showStart();
     void edit(const std::function<void(ReconSettings&)>& change);
 
     ReconstructionController* controller_;
@@ -54,6 +59,8 @@ private:
     QComboBox* method_ = nullptr;
     QPushButton* reconstruct_ = nullptr;
     QPushButton* cancel_ = nullptr;
+    QLabel* start_label_ = nullptr;
+    double shown_lambda_ = -1;  // the controller's lambda the field last showed
     bool updating_ = false;
 };
 

@@ -21,6 +21,7 @@
 #include "recon/io/dataset_io.hpp"
 #include "recon/io/file_util.hpp"
 #include "recon/io/output_guard.hpp"
+#include "recon/io/dicom_io.hpp"
 #include "recon/nufft/fft.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -77,6 +78,7 @@ Output (recon):
   --only M               gridding-trilinear | gridding-kb | iterative (default: all)
   --recipe FILE          settings from a recipe (docs/RECIPE.md); options typed here win
   --report FILE          (recon) device, iterations, PSNR/error as JSON
+  --format dicom         --output is a new folder with one DICOM MR series per image
 
 Simulate:
   --case NAME | --kind radial-3d|stack-of-spirals|radial-2d|spiral-2d --n N
@@ -209,7 +211,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     // λ multiplies s = Q(0): beyond 1e6 the penalty alone decides and the image is zero.
     o.lambda = a.numberIn("lambda", spec ? spec->lambda : 0.02, 0, 1e6);
     o.regularizer = parseRegularizer(a.get("regularizer", spec ? spec->regularizer : "fd"));
-    o.iterations = a.integer("iterations", 60);
+    o.iterations = a.integer("iterations", SolveOptions{}.iterations);
     o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.method.name = a.get("method", "");
     // Below 1e-14 double precision cannot deliver; above 1e-2 the NUFFT is no longer the model.
@@ -360,9 +362,30 @@ int cmdCompare(const std::vector<std::string>& args) {
     return it.cancelled ? 130 : 0;
 }
 
-int cmdRecon(const std::vector<std::string>& typed) {
-    const std::vector<std::string> args = expandRecipe(typed);
-    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "only", "report"}}), {"quiet"});
+// Every image `recon` computed, one DICOM series each (recon/io/dicom_io.hpp).
+DicomExportSpec dicomExportSpec(const Dataset& d, const ReconstructionRecord& rec, const SolveOptions& opts) {
+    DicomExportSpec spec;
+    spec.grid = d.grid;
+    spec.study_description = "ReconStudio " + d.name;
+    if (!rec.gridding_trilinear.empty())
+        spec.series.push_back({&rec.gridding_trilinear, dicomGriddingDescription(false), "", "gridding-trilinear"});
+    if (!rec.gridding_kb.empty())
+        spec.series.push_back({&rec.gridding_kb, dicomGriddingDescription(true), "", "gridding-kb"});
+    if (!rec.iterative.empty())
+        spec.series.push_back({&rec.iterative, dicomIterativeDescription(rec.regularizer, rec.lambda, rec.iterations),
+                               "lambda " + std::to_string(opts.lambda) + " x s (s = Q(0) = " +
+                                   std::to_string(rec.lambda_scale) + "), regularizer " + rec.regularizer +
+                                   ", method " + rec.method + ", " + std::to_string(rec.iterations) + " CG iterations",
+                               "iterative"});
+    return spec;
+}
+
+int cmdRecon(const std::vector<std::string>& args) {
+    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "only", "format"}}), {"quiet"});
+    const std::string format = a.get("format", "");
+    if (!format.empty() && format != "dicom") throw UsageError("--format expects dicom (other formats follow --output's extension)");
+    if (format == "dicom" && (!a.has("output") || a.has("gridding-output")))
+        throw UsageError("--format dicom needs --output DIR (a new folder; every image computed becomes a series)");
     const bool quiet = a.flag("quiet");
     const std::string only = a.get("only", "all");
     if (only != "all" && only != "iterative" && only != "gridding-kb" && only != "gridding-trilinear")
@@ -396,6 +419,11 @@ int cmdRecon(const std::vector<std::string>& typed) {
         rec.iterations = int(it.history.size());
         rec.history = std::move(it.history);
         if (cancelled) std::fprintf(stderr, "cancelled after %d iterations: writing the last complete iterate\n", rec.iterations);
+    }
+    if (format == "dicom") {
+        writeDicomSeries(a.get("output"), dicomExportSpec(d, rec, opts));
+        if (!quiet) std::fprintf(stderr, "wrote DICOM series to %s\n", a.get("output").c_str());
+        return cancelled ? 130 : 0;
     }
     auto write = [&](const std::string& path, const ComplexArray& img, const char* what) {
         const bool h5 = path.size() > 3 && (path.ends_with(".h5") || path.ends_with(".hdf5"));

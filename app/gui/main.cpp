@@ -35,12 +35,15 @@ struct Options {
         QStringLiteral("screenshot"),
         QStringLiteral("Reconstruct, save the window as a PNG image to FILE, and exit (status 0 when the solve completed)."),
         QStringLiteral("FILE")};
-    QCommandLineOption iterations{QStringLiteral("iterations"), QStringLiteral("CG iterations (default: the last used, or 30)."),
+    QCommandLineOption iterations{QStringLiteral("iterations"), QStringLiteral("CG iterations (default: the last used, or 60 as reconstudio-cli)."),
                                   QStringLiteral("N")};
     QCommandLineOption lambda{QStringLiteral("lambda"), QStringLiteral("Regularisation weight lambda (it multiplies s = Q(0))."),
                               QStringLiteral("VALUE")};
     QCommandLineOption backend{QStringLiteral("backend"), QStringLiteral("auto, cpu or cuda (default: auto)."),
                                QStringLiteral("KIND")};
+    QCommandLineOption size{QStringLiteral("size"),
+                            QStringLiteral("Window size for --screenshot, e.g. 1366x768 (default: 1600x1000)."),
+                            QStringLiteral("WxH")};
 
     void addTo(QCommandLineParser& p) {
         p.setApplicationDescription(
@@ -49,7 +52,7 @@ struct Options {
                 .arg(QStringLiteral(RECONSTUDIO_VERSION)));
         p.addHelpOption();
         p.addVersionOption();
-        p.addOptions({demo, screenshot, iterations, lambda, backend});
+        p.addOptions({demo, screenshot, iterations, lambda, backend, size});
         p.addPositionalArgument(QStringLiteral("file"),
                                 QStringLiteral("A data set to open (ReconStudio HDF5, ISMRMRD, BART cfl/hdr)."),
                                 QStringLiteral("[file]"));
@@ -116,6 +119,7 @@ int main(int argc, char** argv) {
 
     studio::MainWindow window(window_options);
     studio::ReconSettings settings = window.controller()->settings();
+    QSize screenshot_size(1600, 1000);
     try {
         if (parser.isSet(options.iterations)) {
             bool ok = false;
@@ -132,6 +136,14 @@ int main(int argc, char** argv) {
         }
         if (parser.isSet(options.backend))
             settings.backend = recon::parseBackendChoice(parser.value(options.backend).toStdString());
+        if (parser.isSet(options.size)) {
+            const QStringList wh = parser.value(options.size).split(QLatin1Char('x'));
+            bool ok_w = false, ok_h = false;
+            screenshot_size = wh.size() == 2 ? QSize(wh[0].toInt(&ok_w), wh[1].toInt(&ok_h)) : QSize();
+            if (!ok_w || !ok_h || screenshot_size.width() < 200 || screenshot_size.height() < 200)
+                throw recon::InputError("--size: expected WIDTHxHEIGHT such as 1366x768, got '" +
+                                        parser.value(options.size).toStdString() + "'");
+        }
         if (parser.isSet(options.demo)) recon::demoCase(parser.value(options.demo).toStdString());  // names the valid ones
         if (parser.positionalArguments().size() > 1) throw recon::InputError("give at most one file to open");
     } catch (const std::exception& e) {
@@ -141,7 +153,7 @@ int main(int argc, char** argv) {
     window.controller()->setSettings(settings);
 
     if (!screenshot.isEmpty()) {
-        window.resize(1600, 1000);
+        window.resize(screenshot_size);
         // Save once the job has ended, whatever way it ended; the exit status says how.
         QObject::connect(window.controller(), &studio::ReconstructionController::jobFinished, &window,
                          [&window, &app, screenshot](const studio::JobOutcome& outcome) {

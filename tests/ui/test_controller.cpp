@@ -247,6 +247,84 @@ private slots:
         QTest::qWait(50);  // anything still queued for the dead controller must go nowhere
     }
 
+    // Issue 16, item 2: Reconstruct is reproducible (from zero); only a lambda
+    // change continues from the last image, and says so with the total count.
+    void reconstructGivesTheSameImageForTheSameSettings() {
+        ReconstructionController c;
+        c.setSettings(settingsWith(6));
+        c.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QCOMPARE(toString(c.state()), toString(JobState::Completed));
+        const recon::ComplexArray first = *c.layers().get(Layer::Iterative)->volume.data;
+        const double first_psnr = c.layers().get(Layer::Iterative)->quality->psnr_db;
+        QVERIFY(!c.warmStart());
+        QCOMPARE(c.totalIterations(), 6);
+
+        for (int run = 0; run < 2; ++run) {
+            const quint64 generation = c.generation();
+            c.reconstruct();
+            QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 1 && finished(c), kSolveTimeoutMs);
+            QCOMPARE(toString(c.state()), toString(JobState::Completed));
+            const recon::ComplexArray& again = *c.layers().get(Layer::Iterative)->volume.data;
+            QCOMPARE(again.size(), first.size());
+            double max_difference = 0, max_value = 0;
+            for (std::size_t i = 0; i < first.size(); ++i) {
+                max_difference = std::max(max_difference, std::abs(again[i] - first[i]));
+                max_value = std::max(max_value, std::abs(first[i]));
+            }
+            QVERIFY2(max_difference <= 1e-6 * max_value,
+                     qPrintable(QStringLiteral("run %1: differs by %2 of %3").arg(run).arg(max_difference).arg(max_value)));
+            QVERIFY(std::abs(c.layers().get(Layer::Iterative)->quality->psnr_db - first_psnr) < 1e-6);
+            QVERIFY(!c.warmStart());
+            QCOMPARE(c.totalIterations(), 6);
+            QCOMPARE(c.history().front().iteration, 1);
+        }
+    }
+
+    void lambdaTuningIsWarmAndCountsIterationsSinceZero() {
+        ReconstructionController c;
+        c.setSettings(settingsWith(5));
+        c.setDebounceInterval(10);
+        c.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QCOMPARE(c.totalIterations(), 5);
+        std::vector<int> starts;
+        connect(&c, &ReconstructionController::iterationAdvanced, this,
+                [&starts](const IterationUpdate& u) { starts.push_back(u.start_iteration); });
+
+        // Two lambda steps: each continues from the last image.
+        for (int step = 1; step <= 2; ++step) {
+            const quint64 generation = c.generation();
+            c.setLambda(0.02 + 0.01 * step);
+            QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 1 && finished(c), kSolveTimeoutMs);
+            QCOMPARE(toString(c.state()), toString(JobState::Completed));
+            QVERIFY(c.warmStart());
+            QCOMPARE(c.totalIterations(), 5 + 5 * step);
+            QCOMPARE(starts.front(), 5 * step);
+            starts.clear();
+        }
+        // A change of anything but lambda (here the iteration count) starts from zero...
+        ReconSettings s = c.settings();
+        s.iterations = 4;
+        quint64 generation = c.generation();
+        c.setSettings(s);
+        QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 1 && finished(c), kSolveTimeoutMs);
+        QVERIFY(!c.warmStart());
+        QCOMPARE(c.totalIterations(), 4);
+        QCOMPARE(starts.front(), 0);
+        // ...and so does Reconstruct, even right after tuning.
+        c.setLambda(0.05);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c) && c.warmStart(), kSolveTimeoutMs);
+        QCOMPARE(c.totalIterations(), 8);
+        starts.clear();
+        generation = c.generation();
+        c.reconstruct();
+        QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 1 && finished(c), kSolveTimeoutMs);
+        QVERIFY(!c.warmStart());
+        QCOMPARE(c.totalIterations(), 4);
+        QCOMPARE(starts.front(), 0);
+    }
+
     void badInputFailsWithAClearMessage() {
         ReconstructionController c;
         c.setSettings(settingsWith(3));

@@ -6,10 +6,12 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -66,7 +68,7 @@ class TestMainWindow : public QObject {
 private slots:
     void solvesADemoAndSavesTheScreenshot() {
         MainWindow w(headless());
-        w.resize(1600, 1000);
+        w.resize(1366, 768);  // the smallest screen it is laid out for (issue 16)
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(w.windowTitle().startsWith("ReconStudio"));
@@ -84,7 +86,8 @@ private slots:
         // Status bar: per-iteration progress at its end, and what the session cached.
         QCOMPARE(w.progressBar()->maximum(), 15);
         QCOMPARE(w.progressBar()->value(), 15);
-        QVERIFY(w.cacheLabel()->text().contains("Q ("));
+        QVERIFY(w.cacheLabel()->text().contains("Q, F^H d"));
+        QVERIFY(w.cacheLabel()->toolTip().contains("Q ("));  // how each was made
         // Data panel: the engine's facts and the conventions.
         QVERIFY(w.dataPanel()->field("Matrix").startsWith("128x128"));
         QVERIFY(w.dataPanel()->field("Samples").startsWith(QLocale::c().toString(qint64(w.controller()->dataset()->samples()))));
@@ -190,6 +193,61 @@ private slots:
         QVERIFY(error.contains("missing.json"));
         QVERIFY(!w.saveConvergenceCsv(dir.filePath("no/such/dir/c.csv"), &error));
         QVERIFY(error.contains("c.csv"));
+    }
+
+    // Issue 16, item 9: a failed open says so in a dialog and stays out of Open
+    // Recent; a save says where it wrote; About says the software is not for diagnosis.
+    void failedOpenShowsADialogAndStaysOutOfRecent() {
+        QTemporaryDir dir;
+        MainWindow w(headless());
+        w.show();
+        useSettings(w, 3);
+        const QString bad = dir.filePath("not-a-scan.h5");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not HDF5");
+        f.close();
+        w.openFile(bad);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
+        QCOMPARE(toString(w.controller()->state()), toString(JobState::Failed));
+        auto* dialog = w.findChild<QMessageBox*>(QStringLiteral("error-dialog"));
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        QVERIFY2(dialog->text().contains(QStringLiteral("not-a-scan.h5")), qPrintable(dialog->text()));
+        QVERIFY(!w.recentFiles().contains(QFileInfo(bad).absoluteFilePath()));
+        dialog->close();
+    }
+
+    void savesSayWhereTheyWrote() {
+        QTemporaryDir dir;
+        MainWindow w(headless());
+        w.show();
+        useSettings(w, 3);
+        w.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
+        QString error;
+        QVERIFY2(w.saveConvergenceCsv(dir.filePath("history.csv"), &error), qPrintable(error));
+        QVERIFY2(w.statusBar()->currentMessage().contains(QFileInfo(dir.filePath("history.csv")).absoluteFilePath()),
+                 qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY2(w.saveSettings(dir.filePath("s.json"), &error), qPrintable(error));
+        QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("s.json")));
+        QVERIFY(MainWindow::aboutText().contains(QStringLiteral("Not for diagnostic use")));
+    }
+
+    // Issue 16, item 10: after Cancel the bar keeps no stale "time left".
+    void cancelLeavesNoTimeLeft() {
+        MainWindow w(headless());
+        w.show();
+        useSettings(w, 100000);
+        bool iterating = false;
+        connect(w.controller(), &ReconstructionController::iterationAdvanced, this, [&] { iterating = true; });
+        w.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(iterating && w.progressBar()->format().contains(QStringLiteral("left")), kSolveTimeoutMs);
+        w.controller()->cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
+        QCOMPARE(toString(w.controller()->state()), toString(JobState::Cancelled));
+        QVERIFY2(!w.progressBar()->format().contains(QStringLiteral("left")), qPrintable(w.progressBar()->format()));
+        QVERIFY2(w.progressBar()->format().contains(toString(JobState::Cancelled)), qPrintable(w.progressBar()->format()));
     }
 
     void dropOpensAFileAndRemembersIt() {

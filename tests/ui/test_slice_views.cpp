@@ -6,6 +6,7 @@
 
 #include "ui/comparison_grid.hpp"
 #include "ui/readout_table.hpp"
+#include "ui/slice_rendering.hpp"
 #include "ui/slice_view.hpp"
 #include "ui/slice_view_model.hpp"
 #include "ui_test_support.hpp"
@@ -124,7 +125,7 @@ private slots:
         }
         // The readout table shows the value of each image there.
         QCOMPARE(grid_->readouts()->cell(Layer::Iterative, 2),
-                 QString::number(expectedValue(Layer::Iterative, expected), 'g', 4));
+                 formatReadout(expectedValue(Layer::Iterative, expected), model_->intensityMax()));
         // A click outside the image leaves the cursor alone.
         QTest::mouseClick(v, Qt::LeftButton, Qt::NoModifier, QPoint(1, 1));
         QCOMPARE(model_->cursor(), expected);

@@ -1,6 +1,7 @@
 // The 3D tab inside the workstation (OpenGL, so under Xvfb): the VTK views
 // follow the shared view model (images, window/level, cursor) and a pick in 3D
 // moves the cursor of every slice view.
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTest>
@@ -13,6 +14,7 @@
 #include "ui_test_support.hpp"
 
 using namespace studio;
+using reconstudio::vtkviews::TrajectoryView;
 using namespace studio::testing;
 using reconstudio::vtkviews::VolumeView;
 
@@ -62,6 +64,13 @@ private slots:
         QTRY_COMPARE(panel->trajectoryView()->totalPoints(), std::size_t(w.controller()->dataset()->samples()));
         QVERIFY(panel->trajectoryView()->drawnPoints() > 0);
 
+        // Issue 16, item 10: colour by density works with the weights gridding computed
+        // (this data set has none of its own).
+        QVERIFY(w.controller()->dataset()->density.empty());
+        QVERIFY(panel->colourByBox()->isEnabled());
+        panel->colourByBox()->setCurrentIndex(1);
+        QCOMPARE(int(panel->trajectoryView()->colourBy()), int(TrajectoryView::ColourBy::Density));
+
         // The window renders (a non-blank 3D view) and is saved for a look.
         tabs->setCurrentIndex(0);
         tabs->setCurrentWidget(panel);
@@ -69,6 +78,33 @@ private slots:
         const QImage shot = panel->volumeView(1)->vtkWidget()->grabImage();
         QVERIFY(!shot.isNull());
         QVERIFY(w.grab().save(QStringLiteral(RECONSTUDIO_GUI_SCREENSHOT_DIR "/workstation-3d.png")));
+
+        // Issue 16, item 10: the slice planes can be hidden or made translucent...
+        panel->planesBox()->setCurrentIndex(panel->planesBox()->findText(QStringLiteral("Planes hidden")));
+        for (int side = 0; side < 2; ++side) QVERIFY(!panel->volumeView(side)->slicePlanesVisible());
+        panel->planesBox()->setCurrentIndex(panel->planesBox()->findText(QStringLiteral("Planes translucent")));
+        for (int side = 0; side < 2; ++side) {
+            QVERIFY(panel->volumeView(side)->slicePlanesVisible());
+            QVERIFY(panel->volumeView(side)->slicePlaneOpacity() < 1);
+        }
+        // ...and the 3D views draw in the chosen colour map: grey has no hue, hot has red.
+        auto hue = [panel] {
+            const QImage image = panel->volumeView(1)->vtkWidget()->grabImage();
+            int most = 0;
+            for (int y = 0; y < image.height(); y += 3)
+                for (int x = 0; x < image.width(); x += 3) {
+                    const QRgb p = image.pixel(x, y);
+                    most = std::max(most, qRed(p) - qBlue(p));
+                }
+            return most;
+        };
+        w.viewModel()->setColorMap(ColorMap::Gray);
+        QTest::qWait(50);
+        const int grey = hue();
+        w.viewModel()->setColorMap(ColorMap::Hot);
+        QTest::qWait(50);
+        const int hot = hue();
+        QVERIFY2(hot > grey + 60, qPrintable(QStringLiteral("red - blue: grey %1, hot %2").arg(grey).arg(hot)));
     }
 };
 

@@ -13,6 +13,7 @@
 #include <vtkImageProperty.h>
 #include <vtkImageSlice.h>
 #include <vtkImageSliceMapper.h>
+#include <vtkLookupTable.h>
 #include <vtkOutlineSource.h>
 #include <vtkPiecewiseFunction.h>
 #include <vtkPointData.h>
@@ -62,8 +63,19 @@ TransferRamp TransferRamp::fromWindowLevel(double window, double level, double p
 
 void TransferRamp::apply(vtkColorTransferFunction* colour, vtkPiecewiseFunction* opacity) const {
     colour->RemoveAllPoints();
-    colour->AddRGBPoint(low, 0, 0, 0);
-    colour->AddRGBPoint(high, 1, 1, 1);
+    if (colours.size() < 2) {
+        colour->AddRGBPoint(low, 0, 0, 0);
+        colour->AddRGBPoint(high, 1, 1, 1);
+    } else {
+        // The colour map sampled at 16 points from low to high: enough for a smooth ramp.
+        constexpr int kSamples = 16;
+        for (int k = 0; k <= kSamples; ++k) {
+            const double t = double(k) / kSamples;
+            const unsigned int c = colours[std::size_t(std::lround(t * double(colours.size() - 1)))];
+            colour->AddRGBPoint(low + t * (high - low), ((c >> 16) & 0xff) / 255.0, ((c >> 8) & 0xff) / 255.0,
+                                (c & 0xff) / 255.0);
+        }
+    }
     colour->ClampingOn();
     opacity->RemoveAllPoints();
     opacity->AddPoint(low, 0);
@@ -247,7 +259,8 @@ void VolumeView::applyTransfer() {
     // MIP shows the brightest sample along each ray: its opacity ramp spans the
     // whole range. Composite accumulates: a low per-voxel peak lets it see inside.
     const bool mip = mode_ == RenderMode::MaximumIntensity;
-    const TransferRamp ramp = TransferRamp::fromWindowLevel(window_, level_, mip ? 1.0 : kCompositePeakOpacity);
+    TransferRamp ramp = TransferRamp::fromWindowLevel(window_, level_, mip ? 1.0 : kCompositePeakOpacity);
+    ramp.colours = colourTable_;
     ramp.apply(colour_, opacity_);
     if (mip) {
         mapper_->SetBlendModeToMaximumIntensity();
@@ -255,10 +268,37 @@ void VolumeView::applyTransfer() {
         mapper_->SetBlendModeToComposite();
     }
     picker_->SetVolumeOpacityIsovalue(kPickOpacityFraction * ramp.peakOpacity);
+    vtkSmartPointer<vtkLookupTable> table;
+    if (colourTable_.size() >= 2) {
+        // Window/level then map the slice values onto the colour map's range.
+        table = vtkSmartPointer<vtkLookupTable>::New();
+        table->SetNumberOfTableValues(vtkIdType(colourTable_.size()));
+        for (std::size_t k = 0; k < colourTable_.size(); ++k) {
+            const unsigned int c = colourTable_[k];
+            table->SetTableValue(vtkIdType(k), ((c >> 16) & 0xff) / 255.0, ((c >> 8) & 0xff) / 255.0, (c & 0xff) / 255.0, 1.0);
+        }
+        table->SetRange(ramp.low, ramp.high);
+        table->Build();
+    }
     for (auto& s : slices_) {
         s->GetProperty()->SetColorWindow(window_);
         s->GetProperty()->SetColorLevel(level_);
+        s->GetProperty()->SetLookupTable(table);
+        s->GetProperty()->SetUseLookupTableScalarRange(false);
+        s->GetProperty()->SetOpacity(planeOpacity_);
     }
+}
+
+void VolumeView::setSlicePlaneOpacity(double opacity) {
+    planeOpacity_ = std::clamp(opacity, 0.0, 1.0);
+    for (auto& s : slices_) s->GetProperty()->SetOpacity(planeOpacity_);
+    render();
+}
+
+void VolumeView::setColourTable(const std::vector<unsigned int>& colours) {
+    colourTable_ = colours;
+    applyTransfer();
+    render();
 }
 
 void VolumeView::setCursor(int x, int y, int z) {

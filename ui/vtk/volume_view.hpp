@@ -43,6 +43,8 @@ class VtkWidget;
 struct TransferRamp {
     double low = 0, high = 1;
     double peakOpacity = 1;
+    // Colours from low to high (0xAARRGGBB, as QRgb); empty: grey.
+    std::vector<unsigned int> colours;
     static TransferRamp fromWindowLevel(double window, double level, double peakOpacity);
     void apply(vtkColorTransferFunction* colour, vtkPiecewiseFunction* opacity) const;
 };
@@ -87,6 +89,12 @@ public:
 
     void setSlicePlanesVisible(bool on);
     bool slicePlanesVisible() const { return planesVisible_; }
+    // 1: opaque planes; lower lets the volume (and a MIP) show through them.
+    void setSlicePlaneOpacity(double opacity);
+    double slicePlaneOpacity() const { return planeOpacity_; }
+    // The workstation's colour map, low to high (QRgb values); empty: grey. Used by
+    // the volume's colour ramp and the slice planes.
+    void setColourTable(const std::vector<unsigned int>& colours);
     void setVolumeVisible(bool on);
     bool volumeVisible() const { return volumeVisible_; }
 
@@ -128,6 +136,8 @@ private:
     RenderMode mode_ = RenderMode::Composite;
     std::array<int, 3> cursor_{0, 0, 0};
     bool planesVisible_ = true;
+    double planeOpacity_ = 1;
+    std::vector<unsigned int> colourTable_;
     bool volumeVisible_ = true;
     unsigned long cameraObserver_ = 0;
     vtkCamera* observedCamera_ = nullptr;

@@ -1,0 +1,112 @@
+// The reconstruction panel against its controller (offscreen): the lambda field
+// always shows the lambda the solve uses, the panel says how the image shown was
+// started, the slider's tooltip states its real range, and the GUI's default
+// iteration count is the engine's (and so reconstudio-cli's).
+#include <QApplication>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTest>
+
+#include "recon/session/demo_cases.hpp"
+#include "recon/session/reconstruction.hpp"
+#include "ui/reconstruction_controller.hpp"
+#include "ui/tune_panel.hpp"
+#include "ui_test_support.hpp"
+
+using namespace studio;
+using namespace studio::testing;
+
+namespace {
+
+bool finished(const ReconstructionController& c) { return !isActive(c.state()) && c.state() != JobState::Idle; }
+
+}  // namespace
+
+class TestTunePanel : public QObject {
+    Q_OBJECT
+private slots:
+    // Issue 16, item 1: type lambda = 30 + Enter, then open a case tuned for
+    // another lambda: the field must show the lambda the solve will use.
+    void lambdaFieldFollowsTheSolveEvenWhenFocused() {
+        ReconstructionController c;
+        c.setAutoReconstruct(false);
+        TunePanel panel(&c);
+        panel.show();
+        QApplication::setActiveWindow(&panel);
+        QVERIFY(QTest::qWaitForWindowActive(&panel));
+        QLineEdit* field = panel.lambdaField();
+        field->setFocus();
+        QTRY_VERIFY(field->hasFocus());
+        field->selectAll();
+        QTest::keyClicks(field, QStringLiteral("30"));
+        QTest::keyClick(field, Qt::Key_Return);
+        QCOMPARE(c.settings().lambda, 30.0);
+        QVERIFY(field->hasFocus());  // Enter keeps the focus in the field
+
+        const double tuned = recon::demoCase("radial-3d-noisy").lambda;
+        QVERIFY(tuned != 30.0);
+        c.openDemo(QStringLiteral("radial-3d-noisy"));  // adopts the case's lambda at once
+        QCOMPARE(c.settings().lambda, tuned);
+        QCOMPARE(QLocale::c().toDouble(field->text()), tuned);
+        QCOMPARE(panel.lambdaSlider()->value(), TunePanel::sliderPosition(tuned));
+
+        // Text being typed (not committed) survives a change of another setting...
+        field->selectAll();
+        QTest::keyClicks(field, QStringLiteral("4"));
+        ReconSettings s = c.settings();
+        s.iterations += 1;
+        c.setSettings(s);
+        QCOMPARE(field->text(), QStringLiteral("4"));
+        // ...and leaving the field commits it.
+        QTest::keyClick(field, Qt::Key_Return);
+        QCOMPARE(c.settings().lambda, 4.0);
+    }
+
+    // Issue 16, item 10: the tooltip states the slider's real range.
+    void sliderTooltipStatesItsRange() {
+        ReconstructionController c;
+        TunePanel panel(&c);
+        const QString tip = panel.lambdaSlider()->toolTip();
+        QVERIFY2(tip.contains(QStringLiteral("1e-06")) && tip.contains(QStringLiteral("1e+03")), qPrintable(tip));
+        QCOMPARE(TunePanel::lambdaAt(panel.lambdaSlider()->maximum()), 1e3);
+    }
+
+    // Issue 16, item 3: the GUI starts with the engine's (and the CLI's) iteration count.
+    void defaultIterationsAreTheEngines() {
+        ReconstructionController c;
+        TunePanel panel(&c);
+        QCOMPARE(c.settings().iterations, recon::SolveOptions{}.iterations);
+        QCOMPARE(panel.iterationsBox()->value(), recon::SolveOptions{}.iterations);
+    }
+
+    // Issue 16, item 2: the panel says whether the image continued from an earlier one.
+    void startLabelSaysWarmOrFromZero() {
+        ReconstructionController c;
+        ReconSettings s = c.settings();
+        s.iterations = 4;
+        s.backend = recon::BackendChoice::Cpu;
+        c.setSettings(s);
+        c.setDebounceInterval(10);
+        TunePanel panel(&c);
+        c.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QVERIFY2(panel.startLabel()->text().contains(QStringLiteral("from zero: 4 ")),
+                 qPrintable(panel.startLabel()->text()));
+        const quint64 generation = c.generation();
+        panel.lambdaSlider()->setValue(panel.lambdaSlider()->value() + 10);
+        QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 1 && finished(c), kSolveTimeoutMs);
+        QVERIFY2(panel.startLabel()->text().contains(QStringLiteral("Warm start")) &&
+                     panel.startLabel()->text().contains(QStringLiteral("8 CG iterations since")),
+                 qPrintable(panel.startLabel()->text()));
+        QTest::mouseClick(panel.reconstructButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 2 && finished(c), kSolveTimeoutMs);
+        QVERIFY2(panel.startLabel()->text().contains(QStringLiteral("from zero: 4 ")),
+                 qPrintable(panel.startLabel()->text()));
+    }
+};
+
+QTEST_MAIN(TestTunePanel)
+#include "test_tune_panel.moc"
