@@ -380,8 +380,9 @@ DicomExportSpec dicomExportSpec(const Dataset& d, const ReconstructionRecord& re
     return spec;
 }
 
-int cmdRecon(const std::vector<std::string>& args) {
-    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "only", "format"}}), {"quiet"});
+int cmdRecon(const std::vector<std::string>& typed) {
+    const std::vector<std::string> args = expandRecipe(typed);
+    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "only", "report", "format"}}), {"quiet"});
     const std::string format = a.get("format", "");
     if (!format.empty() && format != "dicom") throw UsageError("--format expects dicom (other formats follow --output's extension)");
     if (format == "dicom" && (!a.has("output") || a.has("gridding-output")))
