@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "arguments.hpp"
+#include "json_text.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/core/conventions.hpp"
 #include "recon/core/metrics.hpp"
@@ -195,21 +196,6 @@ void printTable(const std::vector<Row>& rows, const std::string& device) {
                     fmtNum("%.1f", sfu).c_str(), fmtNum("%.1e", r.rel_error).c_str(), fmtTime(r.paper_seconds).c_str(),
                     fmtNum("%.0f", r.paper_seconds / r.seconds).c_str(), fmtTime(r.target_seconds).c_str(), r.note.c_str());
     }
-}
-
-std::string jsonNumber(double v) {
-    if (!std::isfinite(v)) return "null";
-    char b[40];
-    std::snprintf(b, sizeof b, "%.6g", v);
-    return b;
-}
-std::string jsonString(const std::string& s) {
-    std::string o = "\"";
-    for (char ch : s) {
-        if (ch == '"' || ch == '\\') o += '\\';
-        o += ch;
-    }
-    return o + "\"";
 }
 
 void writeJson(const std::string& path, const std::vector<Row>& rows, const std::string& device) {

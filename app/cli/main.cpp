@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "arguments.hpp"
+#include "json_text.hpp"
 #include "batch.hpp"
 #include "recipe_options.hpp"
 #include "recon/backend/backend.hpp"
@@ -267,23 +268,6 @@ struct MethodRow {
 SolveResult runIterative(ReconstructionSession& session, const SolveOptions& opts, ProgressBar& bar) {
     bar.expect(session.dataset().coils, opts.iterations);
     return session.solve(opts, bar);
-}
-
-std::string jsonString(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) continue;
-        o += c;
-    }
-    return o + "\"";
-}
-
-std::string jsonNumber(double v) {
-    if (!std::isfinite(v)) return "null";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
 }
 
 int cmdCompare(const std::vector<std::string>& args) {
