@@ -1,6 +1,8 @@
 #include "recon/cuda/cuda_util.hpp"
 
 #include <cstdio>
+#include <mutex>
+#include <unordered_map>
 
 namespace recon::cuda {
 
@@ -28,7 +30,37 @@ Stream::~Stream() {
     if (s_) cudaStreamDestroy(s_);
 }
 
+namespace {
+// The out-of-memory injection of the tests (setDeviceMemoryCap): the bytes this
+// process holds through allocate(), counted only while a cap is set.
+struct MemoryCap {
+    std::mutex mutex;
+    std::size_t cap = 0;  // 0: none
+    std::size_t held = 0;
+    std::unordered_map<void*, std::size_t> sizes;
+};
+MemoryCap& memoryCap() {
+    static MemoryCap c;
+    return c;
+}
+}  // namespace
+
+void setDeviceMemoryCap(std::size_t bytes) {
+    MemoryCap& c = memoryCap();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.cap = bytes;
+    if (bytes == 0) {
+        c.held = 0;
+        c.sizes.clear();
+    }
+}
+
 void* allocate(std::size_t bytes, const char* what) {
+    MemoryCap& c = memoryCap();
+    {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        if (c.cap && c.held + bytes > c.cap) throw OutOfMemory(std::string("GPU ") + what + " (memory cap)", bytes);
+    }
     void* p = nullptr;
     cudaError_t e = cudaMalloc(&p, bytes);
     if (e == cudaErrorMemoryAllocation) {
@@ -36,11 +68,25 @@ void* allocate(std::size_t bytes, const char* what) {
         throw OutOfMemory(std::string("GPU ") + what, bytes);
     }
     check(e, what);
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.cap) {
+        c.sizes[p] = bytes;
+        c.held += bytes;
+    }
     return p;
 }
 
 void release(void* p) noexcept {
-    if (p) cudaFree(p);
+    if (!p) return;
+    {
+        MemoryCap& c = memoryCap();
+        std::lock_guard<std::mutex> lock(c.mutex);
+        if (auto it = c.sizes.find(p); it != c.sizes.end()) {
+            c.held -= it->second;
+            c.sizes.erase(it);
+        }
+    }
+    cudaFree(p);
 }
 
 int deviceCount() {

@@ -45,6 +45,11 @@ private:
     cudaStream_t s_ = nullptr;
 };
 
+// Out-of-memory injection for tests: allocations that would take what this process
+// holds through allocate() past `bytes` throw OutOfMemory, as a full device does.
+// 0 lifts the cap. Only allocations made while a cap is set are counted.
+void setDeviceMemoryCap(std::size_t bytes);
+
 // Raw allocation: throws OutOfMemory(what, bytes) when the device is full.
 void* allocate(std::size_t bytes, const char* what);
 void release(void* p) noexcept;

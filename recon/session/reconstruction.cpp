@@ -3,6 +3,7 @@
 #include <chrono>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "recon/core/errors.hpp"
@@ -46,6 +47,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     fourier_.clear();
     regularizer_.reset();
     resident_ = {};
+    cpu_fallback_.reset();
 }
 
 const Dataset& ReconstructionSession::dataset() const {
@@ -225,6 +227,30 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, const Iterati
 }
 
 SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
+    if (cpu_fallback_) return cpu_fallback_->solve(opts, monitor, warm);
+    try {
+        return solveHere(opts, monitor, warm);
+    } catch (const OutOfMemory& e) {
+        const BackendInfo info = backend_->info();
+        if (info.kind == "cpu") throw;
+        // The solve's vectors, Q and W did not fit on the device: free what this session holds
+        // there and solve on the CPU backend from now on, saying so once.
+        std::fprintf(stderr, "reconstudio: the solve on %s: %s; falling back to the CPU backend\n", info.device.c_str(), e.what());
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            fhd_.clear();
+            toeplitz_.clear();
+            fourier_.clear();
+            regularizer_.reset();
+            resident_ = {};
+        }
+        cpu_fallback_ = std::make_unique<ReconstructionSession>(createCpuBackend(info.precision));
+        cpu_fallback_->setDataset(data_);
+        return cpu_fallback_->solve(opts, monitor, warm);
+    }
+}
+
+SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
     if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
     if (!(opts.lambda >= 0) || !std::isfinite(opts.lambda)) throw InputError("lambda must be a finite number >= 0");

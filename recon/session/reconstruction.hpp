@@ -158,6 +158,9 @@ private:
         int total_iterations = 0;
     };
     ResidentSolve resident_;
+    // Where solves go once the device ran out of memory for one (the same data on the CPU backend).
+    std::unique_ptr<ReconstructionSession> cpu_fallback_;
+    SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);
 };
