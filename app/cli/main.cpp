@@ -60,11 +60,13 @@ Data (compare, recon):
 
 Reconstruction:
   --lambda L             regularisation weight, multiplies s = Q(0) (default: the case's, else 0.02;
-                         sparse priors: 0.05)
+                         sparse priors: tv 0.1, wavelet 0.1, anatomical-tv 1)
   --regularizer R        quadratic (CG): tikhonov | fd | anatomical (default fd);
                          sparse (ADMM): tv | wavelet | anatomical-tv
   --wavelet W            wavelet of --regularizer wavelet: db4 (default) | haar
   --admm-inner N         CG iterations per ADMM step (default 5)
+  --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
+                         (default 0.005; convergence speed only, not the solution)
   --iterations N         CG iterations (default 60; ADMM: inner CG iterations in all)
   --tolerance T          stop when the relative residual < T (default 0: run all)
   --precision P          float32 (default) | float64
@@ -217,6 +219,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.lambda = a.numberIn("lambda", default_lambda, 0, 1e6);
     o.wavelet = parseWavelet(a.get("wavelet", "db4"));
     o.admm_inner_iterations = a.integerIn("admm-inner", 5, 1, 1000);
+    o.admm_threshold_scale = a.numberIn("admm-threshold", AdmmDefaults::threshold_scale, 1e-6, 10);
     o.iterations = a.integer("iterations", 60);
     o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.method.name = a.get("method", "");
@@ -229,7 +232,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
 
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
                                             "units", "matrix", "basis"};
-const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "iterations", "tolerance", "precision",
+const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "iterations", "tolerance", "precision",
                                              "backend", "method", "nufft-tolerance", "threads"};
 
 std::set<std::string> merged(std::initializer_list<std::set<std::string>> sets) {

@@ -198,9 +198,10 @@ SparseTerm waveletSparsity(VectorSpace& space, const Grid& grid, double weight, 
 
 double defaultSparseLambda(RegularizerKind kind) {
     switch (kind) {
-        case RegularizerKind::TotalVariation: return 0.05;
-        case RegularizerKind::Wavelet: return 0.05;
-        case RegularizerKind::AnatomicalTotalVariation: return 0.05;
+        case RegularizerKind::TotalVariation: return 0.1;
+        case RegularizerKind::Wavelet: return 0.1;
+        // Differences across the reference's edges weigh 0.05: the prior tolerates a larger lambda.
+        case RegularizerKind::AnatomicalTotalVariation: return 1.0;
         default: throw InputError("'" + toString(kind) + "' is not a sparse prior");
     }
 }

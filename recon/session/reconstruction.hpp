@@ -20,6 +20,7 @@
 #include "recon/operators/regularizer.hpp"
 #include "recon/priors/priors.hpp"
 #include "recon/solvers/monitor.hpp"
+#include "recon/solvers/admm.hpp"
 #include "recon/solvers/normal_cg.hpp"
 
 namespace recon {
@@ -42,6 +43,7 @@ struct SolveOptions {
     bool anisotropic_tv = false;                        // sum of |differences| instead of the gradient's magnitude
     WaveletKind wavelet = WaveletKind::Daubechies4;
     int admm_inner_iterations = 5;                      // CG iterations per ADMM x-update
+    double admm_threshold_scale = AdmmDefaults::threshold_scale;  // ADMM's rho rule (recon/solvers/admm.hpp)
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.

@@ -64,7 +64,8 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     if (!sparse_) sparse_ = std::make_shared<SparseState>();
     SparseState& st = *sparse_;
     std::vector<SparseTerm> terms;
-    std::string key = result.method + " | admm " + std::to_string(opts.admm_inner_iterations);
+    std::string key = result.method + " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
+                      std::to_string(opts.admm_threshold_scale);
     for (const auto& p : priors) {
         const double weight = p.lambda * result.lambda_scale;
         if (!std::isfinite(weight)) throw InputError("lambda * s overflows for the " + toString(p.kind) + " prior");
@@ -112,6 +113,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
             for (const cdouble& v : fhd_host) peak = std::max(peak, std::abs(v));
             AdmmOptions ao;
             ao.inner_iterations = opts.admm_inner_iterations;
+            ao.threshold_scale = opts.admm_threshold_scale;
             ao.image_scale = peak > 0 && result.lambda_scale > 0 ? peak / result.lambda_scale : 1.0;
             owned = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
             admm = owned.get();
