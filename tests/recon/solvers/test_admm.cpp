@@ -216,3 +216,26 @@ TEST(Admm, SessionPriorsCombineAndCheckTheirParameters) {
     EXPECT_EQ(parseRegularizer("anatomical-tv"), RegularizerKind::AnatomicalTotalVariation);
     EXPECT_THROW(makeRegularizer(RegularizerKind::TotalVariation, d->grid), InputError);
 }
+
+// The reference scan's edges make TV cheaper across them: at the default lambdas anatomical TV
+// beats plain TV on small-2d (measured: 31.7 dB vs 29.5 dB), and a data set without a reference is refused.
+TEST(Admm, AnatomicalTotalVariationUsesTheReference) {
+    ReconstructionSession s(createCpuBackend(Precision::Single));
+    const std::shared_ptr<Dataset> d = simulate(demoCase("small-2d"));
+    ASSERT_TRUE(d->hasReference());
+    s.setDataset(d);
+    SolveOptions o;
+    o.iterations = 200;
+    o.regularizer = RegularizerKind::TotalVariation;
+    o.lambda = defaultSparseLambda(o.regularizer);
+    const double tv = measureQuality(s.solve(o).image, d->truth, false).psnr_db;
+    o.regularizer = RegularizerKind::AnatomicalTotalVariation;
+    o.lambda = defaultSparseLambda(o.regularizer);
+    const double atv = measureQuality(s.solve(o).image, d->truth, false).psnr_db;
+    EXPECT_GT(atv, tv + 1.0) << "anatomical TV " << atv << " dB, TV " << tv << " dB";
+
+    auto without = std::make_shared<Dataset>(*d);
+    without->reference.clear();
+    s.setDataset(without);
+    EXPECT_THROW(s.solve(o), InputError);
+}
