@@ -320,6 +320,36 @@ public:
         return ops_.dots(values<T>(a), h);
     }
     double axpyNorm2(double a, const Vector& x, Vector& y) override { return ops_.axpyNorm2(a, values<T>(x), values<T>(y)); }
+    void groupSoftThreshold(const Vector& x, std::size_t group, double t, Vector& y) override {
+        const HostVector<T>& xv = values<T>(x);
+        HostVector<T>& yv = values<T>(y);
+        const std::size_t stride = groupStride(xv.size(), group, "groupSoftThreshold");
+        if (yv.size() != xv.size()) throw InputError("groupSoftThreshold: vectors of different lengths");
+        if (!(t >= 0) || !std::isfinite(t)) throw InputError("groupSoftThreshold: the threshold must be a finite number >= 0");
+        const std::int64_t n = std::int64_t(stride);
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+        for (std::int64_t i = 0; i < n; ++i) {
+            double norm2 = 0;
+            for (std::size_t k = 0; k < group; ++k) norm2 += std::norm(std::complex<double>(xv[std::size_t(i) + k * stride]));
+            const double norm = std::sqrt(norm2);
+            // max(0, 1 - t/|x|) without dividing by zero: a group of zeros stays zero.
+            const T factor = T(norm > t ? 1.0 - t / norm : 0.0);
+            for (std::size_t k = 0; k < group; ++k) yv[std::size_t(i) + k * stride] = factor * xv[std::size_t(i) + k * stride];
+        }
+    }
+    double groupNorm1(const Vector& x, std::size_t group) override {
+        const HostVector<T>& xv = values<T>(x);
+        const std::size_t stride = groupStride(xv.size(), group, "groupNorm1");
+        const std::int64_t n = std::int64_t(stride);
+        double sum = 0;
+#pragma omp parallel for reduction(+ : sum) schedule(static) if (n > kParallelThreshold)
+        for (std::int64_t i = 0; i < n; ++i) {
+            double norm2 = 0;
+            for (std::size_t k = 0; k < group; ++k) norm2 += std::norm(std::complex<double>(xv[std::size_t(i) + k * stride]));
+            sum += std::sqrt(norm2);
+        }
+        return sum;
+    }
     std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) override { return std::make_shared<HostSparse>(a); }
     void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) override {
         const auto* m = dynamic_cast<const HostSparse*>(&a);

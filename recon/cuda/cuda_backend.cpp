@@ -439,6 +439,18 @@ public:
         DeviceGuard g(device_);
         return reductions().template axpyNorm2<T>(a, devicePointer<T>(x), devicePointer<T>(y), y.size(), s());
     }
+    void groupSoftThreshold(const Vector& x, std::size_t group, double t, Vector& y) override {
+        DeviceGuard g(device_);
+        const std::size_t stride = groupStride(x.size(), group, "groupSoftThreshold");
+        if (y.size() != x.size()) throw InputError("groupSoftThreshold: vectors of different lengths");
+        if (!(t >= 0) || !std::isfinite(t)) throw InputError("groupSoftThreshold: the threshold must be a finite number >= 0");
+        vecGroupSoftThreshold<T>(devicePointer<T>(x), group, stride, t, devicePointer<T>(y), s());
+    }
+    double groupNorm1(const Vector& x, std::size_t group) override {
+        DeviceGuard g(device_);
+        const std::size_t stride = groupStride(x.size(), group, "groupNorm1");
+        return reductions().template groupNorm1<T>(devicePointer<T>(x), group, stride, s());
+    }
     std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) override {
         DeviceGuard g(device_);
         auto d = std::make_shared<DeviceSparse<T>>();

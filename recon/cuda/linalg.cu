@@ -186,6 +186,42 @@ __global__ void __launch_bounds__(kThreads) axpyNorm2Kernel(S a, const V* x, V* 
     finishReduction(acc, 1, partial, done, result);
 }
 
+// One thread per group: the group's norm in float64, then the shrunk values.
+template <class V>
+__global__ void groupSoftThresholdKernel(const V* x, std::size_t group, std::size_t stride, double t, V* y) {
+    const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+    if (i >= stride) return;
+    double norm2 = 0;
+    for (std::size_t k = 0; k < group; ++k) {
+        const V v = x[i + k * stride];
+        norm2 += double(v.x) * v.x + double(v.y) * v.y;
+    }
+    const double norm = sqrt(norm2);
+    // max(0, 1 - t/|x|) without dividing by zero: a group of zeros stays zero.
+    const double factor = norm > t ? 1.0 - t / norm : 0.0;
+    for (std::size_t k = 0; k < group; ++k) {
+        V v = x[i + k * stride];
+        v.x = decltype(v.x)(factor * v.x);
+        v.y = decltype(v.y)(factor * v.y);
+        y[i + k * stride] = v;
+    }
+}
+template <class V>
+__global__ void __launch_bounds__(kThreads) groupNorm1Kernel(const V* x, std::size_t group, std::size_t stride,
+                                                             double* partial, unsigned* done, double* result) {
+    double acc[1] = {0};
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < stride;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        double norm2 = 0;
+        for (std::size_t k = 0; k < group; ++k) {
+            const V v = x[i + k * stride];
+            norm2 += double(v.x) * v.x + double(v.y) * v.y;
+        }
+        acc[0] += sqrt(norm2);
+    }
+    finishReduction(acc, 1, partial, done, result);
+}
+
 // One warp per row: rows of the regularisers hold a handful of entries.
 template <class V, class S>
 __global__ void csrKernel(std::int64_t rows, const std::int64_t* rp, const std::int32_t* col, const S* val, const V* x,
@@ -337,6 +373,23 @@ double DeviceReductions::axpyNorm2(double alpha, const DComplex<T>* x, DComplex<
 }
 
 template <class T>
+double DeviceReductions::groupNorm1(const DComplex<T>* x, std::size_t group, std::size_t stride, cudaStream_t s) {
+    if (stride == 0 || group == 0) return 0;
+    const int blocks = int(std::min<std::size_t>(kDotBlocks, (stride + kThreads - 1) / kThreads));
+    groupNorm1Kernel<<<blocks, kThreads, 0, s>>>(dev(x), group, stride, partial_.data(), counter_.data(), hostOnDevice_);
+    checkLaunch("groupNorm1");
+    check(cudaStreamSynchronize(s), "groupNorm1");
+    return host_[0];
+}
+template <class T>
+void vecGroupSoftThreshold(const DComplex<T>* x, std::size_t group, std::size_t stride, double t, DComplex<T>* y,
+                           cudaStream_t s) {
+    if (stride == 0 || group == 0) return;
+    groupSoftThresholdKernel<<<blocksFor(stride), kThreads, 0, s>>>(dev(x), group, stride, t, dev(y));
+    checkLaunch("groupSoftThreshold");
+}
+
+template <class T>
 void csrMultiply(const DeviceCsr<T>& a, const DComplex<T>* x, DComplex<T>* y, cudaStream_t s) {
     if (a.rows == 0) return;
     csrKernel<<<blocksFor(std::size_t(a.rows)), kThreads, 0, s>>>(a.rows, a.row_ptr.data(), a.col.data(), a.val.data(),
@@ -390,6 +443,9 @@ void halfShift(std::array<int, 3> big, const DComplex<T>* in, DComplex<T>* out, 
     template void DeviceReductions::dots<T>(const DComplex<T>*, const DComplex<T>* const*, int, std::size_t,         \
                                             std::complex<double>*, cudaStream_t);                                    \
     template double DeviceReductions::axpyNorm2<T>(double, const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t); \
+    template double DeviceReductions::groupNorm1<T>(const DComplex<T>*, std::size_t, std::size_t, cudaStream_t);      \
+    template void vecGroupSoftThreshold<T>(const DComplex<T>*, std::size_t, std::size_t, double, DComplex<T>*,        \
+                                           cudaStream_t);                                                             \
     template void csrMultiply<T>(const DeviceCsr<T>&, const DComplex<T>*, DComplex<T>*, cudaStream_t);               \
     template void toeplitzPad<T>(std::array<int, 3>, std::array<int, 3>, bool, const DComplex<T>*, DComplex<T>*,      \
                                  cudaStream_t);                                                                       \

@@ -39,6 +39,12 @@ void vecCombine(int k, const double* w, const DComplex<T>* const* xs, DComplex<T
 template <class T>
 void vecMultiplyReal(const T* w, const DComplex<T>* x, DComplex<T>* y, std::size_t n, cudaStream_t s);
 
+// The prox of t sum_g ||x_g||_2 over `stride` groups of `group` values (value i + k stride belongs
+// to group i): y_g = x_g max(0, 1 - t / ||x_g||); y may be x. group 1: the complex soft threshold.
+template <class T>
+void vecGroupSoftThreshold(const DComplex<T>* x, std::size_t group, std::size_t stride, double t, DComplex<T>* y,
+                           cudaStream_t s);
+
 // Reductions in float64 for the CG's scalars, each one launch that ends in
 // mapped host memory (one synchronisation): several inner products sharing a
 // vector, and an axpy fused with the norm of its result. One object serves one
@@ -63,6 +69,9 @@ public:
     // y += alpha x; returns ||y||^2.
     template <class T>
     double axpyNorm2(double alpha, const DComplex<T>* x, DComplex<T>* y, std::size_t n, cudaStream_t s);
+    // sum_g ||x_g||_2 over `stride` groups of `group` values (vecGroupSoftThreshold's layout).
+    template <class T>
+    double groupNorm1(const DComplex<T>* x, std::size_t group, std::size_t stride, cudaStream_t s);
 
 private:
     DeviceBuffer<double> partial_;

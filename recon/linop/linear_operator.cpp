@@ -327,4 +327,11 @@ ComplexArray applyNormal(const LinearOperator& op, const ComplexArray& x) {
     return onHost(op, x, op.inSize(), [&](const Vector& a, Vector& b) { op.normal(a, b); });
 }
 
+std::size_t groupStride(std::size_t n, std::size_t group, const char* what) {
+    if (group == 0 || n % group != 0)
+        throw InputError(std::string(what) + ": " + std::to_string(n) + " values do not split into groups of " +
+                         std::to_string(group));
+    return n / group;
+}
+
 }  // namespace recon

@@ -76,6 +76,10 @@ LinearOperatorPtr sparseMatrix(VectorSpace& space, const CsrMatrix& w, const Csr
 // `op` with its normal computed by `normal` instead (e.g. the Fourier sums with the Toeplitz embedding).
 LinearOperatorPtr withNormal(LinearOperatorPtr op, LinearOperatorPtr normal);
 
+// The stride of groups of `group` values in a vector of n values (groupSoftThreshold's layout);
+// InputError (naming `what`) when n is not a multiple of group or group is 0.
+std::size_t groupStride(std::size_t n, std::size_t group, const char* what);
+
 // Host arrays in and out, for tests and the few host-side callers.
 ComplexArray applyForward(const LinearOperator& op, const ComplexArray& x);
 ComplexArray applyAdjoint(const LinearOperator& op, const ComplexArray& y);

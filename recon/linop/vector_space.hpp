@@ -66,6 +66,15 @@ public:
     virtual std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) = 0;
     virtual double axpyNorm2(double a, const Vector& x, Vector& y) = 0;     // y += a x; returns ||y||^2
 
+    // Proximal steps of the sparse priors. Values come in groups: value i + k * stride (k < group)
+    // of a vector of group * stride values belongs to group i (isotropic TV: the components of one
+    // voxel's gradient, at the stride of one axis' block). groupSoftThreshold shrinks each group's
+    // Euclidean norm by t: y_g = x_g max(0, 1 - t / ||x_g||), the prox of t sum_g ||x_g||_2;
+    // group 1 is the complex soft threshold. y may be x.
+    virtual void groupSoftThreshold(const Vector& x, std::size_t group, double t, Vector& y) = 0;
+    // sum_g ||x_g||_2, accumulated in float64 (group 1: the l1 norm sum_i |x_i|).
+    virtual double groupNorm1(const Vector& x, std::size_t group) = 0;
+
     virtual std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) = 0;
     virtual void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) = 0;  // y = A x
 
@@ -84,6 +93,8 @@ public:
         return h;
     }
     double norm2(const Vector& v) { return dot(v, v).real(); }
+    void softThreshold(const Vector& x, double t, Vector& y) { groupSoftThreshold(x, 1, t, y); }
+    double norm1(const Vector& x) { return groupNorm1(x, 1); }
 };
 
 }  // namespace recon

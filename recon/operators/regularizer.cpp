@@ -14,6 +14,9 @@ std::string toString(RegularizerKind k) {
         case RegularizerKind::Tikhonov: return "tikhonov";
         case RegularizerKind::FiniteDifference: return "fd";
         case RegularizerKind::AnatomicalFiniteDifference: return "anatomical";
+        case RegularizerKind::TotalVariation: return "tv";
+        case RegularizerKind::Wavelet: return "wavelet";
+        case RegularizerKind::AnatomicalTotalVariation: return "anatomical-tv";
     }
     return "?";
 }
@@ -22,7 +25,15 @@ RegularizerKind parseRegularizer(const std::string& s) {
     if (s == "tikhonov" || s == "identity" || s == "l2") return RegularizerKind::Tikhonov;
     if (s == "fd" || s == "finite-differences" || s == "tv2" || s == "gradient") return RegularizerKind::FiniteDifference;
     if (s == "anatomical" || s == "anatomical-fd" || s == "weighted-fd") return RegularizerKind::AnatomicalFiniteDifference;
-    throw InputError("unknown regulariser '" + s + "' (expected tikhonov, fd or anatomical)");
+    if (s == "tv" || s == "total-variation") return RegularizerKind::TotalVariation;
+    if (s == "wavelet" || s == "wavelets" || s == "l1-wavelet") return RegularizerKind::Wavelet;
+    if (s == "anatomical-tv" || s == "weighted-tv") return RegularizerKind::AnatomicalTotalVariation;
+    throw InputError("unknown regulariser '" + s + "' (expected tikhonov, fd, anatomical, tv, wavelet or anatomical-tv)");
+}
+
+bool isSparse(RegularizerKind k) {
+    return k == RegularizerKind::TotalVariation || k == RegularizerKind::Wavelet ||
+           k == RegularizerKind::AnatomicalTotalVariation;
 }
 
 std::string Regularizer::describe() const {
@@ -30,6 +41,9 @@ std::string Regularizer::describe() const {
         case RegularizerKind::Tikhonov: return "Tikhonov (W = I)";
         case RegularizerKind::FiniteDifference: return "finite differences";
         case RegularizerKind::AnatomicalFiniteDifference: return "anatomically weighted finite differences";
+        case RegularizerKind::TotalVariation: return "total variation";
+        case RegularizerKind::Wavelet: return "l1 of wavelet coefficients";
+        case RegularizerKind::AnatomicalTotalVariation: return "anatomically weighted total variation";
     }
     return "?";
 }
@@ -119,6 +133,8 @@ template void CsrMatrix::multiply<double>(const cdouble*, cdouble*) const;
 
 Regularizer makeRegularizer(RegularizerKind kind, const Grid& g, const ComplexArray* reference,
                             const AnatomicalOptions& opts) {
+    if (isSparse(kind))
+        throw InputError("the " + toString(kind) + " prior is an l1 prior, not a matrix for the quadratic solve (recon/priors)");
     const std::int64_t nvox = std::int64_t(g.voxels());
     if (nvox > std::int64_t(INT32_MAX)) throw InputError("grid " + g.describe() + " is too large for a sparse regulariser");
     Regularizer reg;

@@ -11,9 +11,14 @@
 
 namespace recon {
 
-enum class RegularizerKind { Tikhonov, FiniteDifference, AnatomicalFiniteDifference };
+// The first three are quadratic (lambda s ||W x||^2, solved by CG); the sparse priors
+// (recon/priors: lambda s ||W x||_1, solved by ADMM) are total variation, l1 of wavelet
+// coefficients and anatomically weighted total variation.
+enum class RegularizerKind { Tikhonov, FiniteDifference, AnatomicalFiniteDifference, TotalVariation, Wavelet, AnatomicalTotalVariation };
 std::string toString(RegularizerKind k);
-RegularizerKind parseRegularizer(const std::string& s);  // "tikhonov" | "fd" | "anatomical"
+// "tikhonov" | "fd" | "anatomical" | "tv" | "wavelet" | "anatomical-tv"
+RegularizerKind parseRegularizer(const std::string& s);
+bool isSparse(RegularizerKind k);  // an l1 prior (ADMM), not a quadratic one (CG)
 
 // Real sparse matrix in CSR form (rows x cols). W's entries are real for every
 // regulariser we build, so W^H = W^T.
@@ -47,7 +52,7 @@ struct AnatomicalOptions {
     double edge_weight = 0.05;
 };
 
-// Builds W for `grid`. The anatomical kind needs `reference` (grid.voxels() values).
+// Builds W for `grid` (quadratic kinds only). The anatomical kind needs `reference` (grid.voxels() values).
 Regularizer makeRegularizer(RegularizerKind kind, const Grid& grid, const ComplexArray* reference = nullptr,
                             const AnatomicalOptions& opts = {});
 

@@ -48,6 +48,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     regularizer_.reset();
     resident_ = {};
     cpu_fallback_.reset();
+    sparse_.reset();
 }
 
 const Dataset& ReconstructionSession::dataset() const {
@@ -254,6 +255,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     const Dataset& d = dataset();
     if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
     if (!(opts.lambda >= 0) || !std::isfinite(opts.lambda)) throw InputError("lambda must be a finite number >= 0");
+    if (isSparse(opts.regularizer) || !opts.priors.empty()) return solveSparse(opts, monitor, warm);
     const FourierMethod m = resolve(opts.method);
 
     SolveResult result;

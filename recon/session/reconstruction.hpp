@@ -18,7 +18,9 @@
 #include "recon/core/dataset.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/operators/regularizer.hpp"
+#include "recon/priors/priors.hpp"
 #include "recon/solvers/monitor.hpp"
+#include "recon/solvers/admm.hpp"
 #include "recon/solvers/normal_cg.hpp"
 
 namespace recon {
@@ -31,6 +33,17 @@ struct SolveOptions {
     int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
     FourierMethod method{"", 1e-6};  // empty name: the backend's default
     AnatomicalOptions anatomical;
+    // The sparse priors (tv, wavelet, anatomical-tv; recon/session/sparse_solve.cpp): a sum of
+    // terms, each with its own lambda. Empty: the one term (regularizer, lambda) above.
+    struct PriorTerm {
+        RegularizerKind kind;
+        double lambda;
+    };
+    std::vector<PriorTerm> priors;
+    bool anisotropic_tv = false;                        // sum of |differences| instead of the gradient's magnitude
+    WaveletKind wavelet = WaveletKind::Daubechies4;
+    int admm_inner_iterations = 5;                      // CG iterations per ADMM x-update
+    double admm_threshold_scale = AdmmDefaults::threshold_scale;  // ADMM's rho rule (recon/solvers/admm.hpp)
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.
@@ -141,6 +154,10 @@ public:
 
 private:
     std::vector<double> phiValues() const;  // phi(k_m), real
+    // solve() for the sparse priors: ADMM (recon/session/sparse_solve.cpp).
+    SolveResult solveSparse(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
+    struct SparseState;  // the resident ADMM and the transforms, built once per data set
+    std::shared_ptr<SparseState> sparse_;
 
     std::shared_ptr<Backend> backend_;
     std::shared_ptr<const Dataset> data_;

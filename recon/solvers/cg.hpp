@@ -92,6 +92,18 @@ public:
         restart();
     }
 
+    // A new right-hand side; CG restarts from the current x. The residual b - A x is
+    // updated by the change in b, so no operator is applied (ADMM's outer steps).
+    void setRightHandSide(const Vector& b) {
+        space_.axpy(-1.0, b_, r_);
+        space_.copy(b, b_);
+        space_.axpy(1.0, b_, r_);
+        bnorm2_ = space_.dot(b_, b_).real();
+        space_.copy(r_, p_);
+        rr_ = space_.dot(r_, r_).real();
+        stats_ = CgStats{};
+        updateStats();
+    }
     // Change a term's weight; CG restarts from the current x (warm start).
     void setWeight(std::size_t term, double w) {
         terms_[term].weight = w;

@@ -99,6 +99,15 @@ void NormalEquationsCg::setInitial(const Vector& x0) {
     impl_->cg->setInitial(x0);
 }
 
+double NormalEquationsCg::quadraticForm(std::size_t term) const {
+    const CgStats& s = impl_->cg->stats();
+    if (term >= s.forms.size()) throw InputError("CG: no term " + std::to_string(term));
+    return s.forms[term];
+}
+void NormalEquationsCg::setRightHandSide(const Vector& rhs) {
+    if (rhs.size() != n_) throw InputError("CG: the right-hand side has " + std::to_string(rhs.size()) + " values, not " + std::to_string(n_));
+    impl_->cg->setRightHandSide(rhs);
+}
 void NormalEquationsCg::setWeight(std::size_t term, double weight) {
     if (term >= impl_->terms.size()) throw InputError("CG: no term " + std::to_string(term));
     if (!std::isfinite(weight) || weight < 0) throw InputError("CG: a weight must be a finite number >= 0");

@@ -38,10 +38,15 @@ public:
     // Start again from x0 (host or backend vector) with the current weights; the iteration count restarts.
     void setInitial(const ComplexArray& x0);
     void setInitial(const Vector& x0);
+    // A new right-hand side (same backend and size); CG continues from the current iterate
+    // without an operator application. The records' data term assumes b = A_0^H d.
+    void setRightHandSide(const Vector& rhs);
     // A term's weight (e.g. lambda s); CG restarts from the current iterate, nothing is rebuilt.
     void setWeight(std::size_t term, double weight);
     double weight(std::size_t term) const;
     std::size_t terms() const;
+    // x^H A_i^H A_i x of the current iterate (unweighted), kept by CG at no extra cost.
+    double quadraticForm(std::size_t term) const;
     // The true image, for error and PSNR in the records.
     void setTruth(const ComplexArray& truth);
 

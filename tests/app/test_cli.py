@@ -97,5 +97,29 @@ def cancel(cli):
     print("OK: cancel")
 
 
+def sparse(cli):
+    # A sparse prior on the small 2D case: the JSON row is named by the prior and carries its lambda,
+    # and TV beats the case's quadratic result.
+    quad = run(cli, "compare", "--case", "small-2d", "--iterations", "200", "--json", "--quiet", "--no-floor")
+    r = run(cli, "compare", "--case", "small-2d", "--regularizer", "tv", "--iterations", "200", "--json", "--quiet",
+            "--no-floor")
+    if quad.returncode != 0 or r.returncode != 0:
+        fail(f"compare exited {quad.returncode}/{r.returncode}: {quad.stderr} {r.stderr}")
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    methods = {m["name"]: m for m in result["methods"]}
+    if "iterative-tv" not in methods:
+        fail(f"no iterative-tv row in {list(methods)}")
+    if methods["iterative-tv"]["lambda"] != 0.1 or result["regularizer"] != "tv":
+        fail(f"the TV row's lambda or the regulariser is wrong: {methods['iterative-tv']}, {result['regularizer']}")
+    q = {m["name"]: m for m in json.loads(quad.stdout.strip().splitlines()[-1])["methods"]}["iterative"]["psnr_db"]
+    if not methods["iterative-tv"]["psnr_db"] > q + 3:
+        fail(f"TV {methods['iterative-tv']['psnr_db']:.2f} dB does not beat the quadratic {q:.2f} dB by 3 dB")
+    for bad in (["--regularizer", "tv", "--wavelet", "sym8"], ["--regularizer", "tv", "--admm-inner", "0"],
+                ["--regularizer", "total"]):
+        b = run(cli, "compare", "--case", "small-2d", "--quiet", *bad)
+        if b.returncode == 0 or not b.stderr.strip():
+            fail(f"{bad} should be refused with a message, got {b.returncode}: {b.stderr}")
+
+
 if __name__ == "__main__":
-    {"acceptance": acceptance, "usage": usage, "cancel": cancel}[sys.argv[1]](sys.argv[2])
+    {"acceptance": acceptance, "usage": usage, "cancel": cancel, "sparse": sparse}[sys.argv[1]](sys.argv[2])

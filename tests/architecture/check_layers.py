@@ -13,6 +13,7 @@ RANK = {
     "core": 0,
     "phantom": 1, "trajectory": 1, "nufft": 1, "operators": 1,
     "gridding": 2, "linop": 2,
+    "priors": 2.5,  # sparse priors: operators and their prox, on linop
     "solvers": 3,
     "backend": 4, "cuda": 4,
     "session": 5,

@@ -1,0 +1,148 @@
+// ReconstructionSession::solve for the sparse priors: ADMM (recon/solvers/admm.hpp) over the
+// session's cached F (Toeplitz normal) and F^H d, with the priors' transforms built once per
+// data set and the last single-coil solve kept resident, so a lambda change continues warm.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "recon/core/errors.hpp"
+#include "recon/session/reconstruction.hpp"
+#include "recon/solvers/admm.hpp"
+
+namespace recon {
+
+struct ReconstructionSession::SparseState {
+    std::map<std::string, LinearOperatorPtr> transforms;  // by prior and its options
+    std::string key;                                      // of the resident solve: method, priors
+    std::unique_ptr<Admm> admm;
+    int total_iterations = 0;
+};
+
+namespace {
+
+std::string methodName(const FourierMethod& m) {
+    if (m.name != "nufft") return m.name;
+    std::ostringstream s;
+    s << m.name << " " << m.tolerance;
+    return s.str();
+}
+
+std::string transformKey(RegularizerKind k, const SolveOptions& o) {
+    std::ostringstream s;
+    s << toString(k);
+    if (k == RegularizerKind::Wavelet) s << " " << toString(o.wavelet);
+    if (k != RegularizerKind::Wavelet) s << (o.anisotropic_tv ? " anisotropic" : " isotropic");
+    if (k == RegularizerKind::AnatomicalTotalVariation) s << " " << o.anatomical.edge_threshold << " " << o.anatomical.edge_weight;
+    return s.str();
+}
+
+}  // namespace
+
+SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
+    const Dataset& d = dataset();
+    std::vector<SolveOptions::PriorTerm> priors = opts.priors;
+    if (priors.empty()) priors.push_back({opts.regularizer, opts.lambda});
+    for (const auto& p : priors) {
+        if (!isSparse(p.kind))
+            throw InputError("'" + toString(p.kind) + "' is a quadratic regulariser; sparse priors are tv, wavelet and anatomical-tv");
+        if (!(p.lambda >= 0) || !std::isfinite(p.lambda))
+            throw InputError("lambda of the " + toString(p.kind) + " prior must be a finite number >= 0");
+        if (p.kind == RegularizerKind::AnatomicalTotalVariation && !d.hasReference())
+            throw InputError("anatomical TV needs a reference image; this data set has none");
+    }
+    if (opts.admm_inner_iterations < 1 || opts.admm_inner_iterations > 1000)
+        throw InputError("the CG iterations per ADMM step must be in 1..1000");
+    const FourierMethod m = resolve(opts.method);
+    SolveResult result;
+    result.method = methodName(m);
+    result.lambda = priors.front().lambda;
+    result.lambda_scale = lambdaScale();
+
+    LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
+    if (!sparse_) sparse_ = std::make_shared<SparseState>();
+    SparseState& st = *sparse_;
+    std::vector<SparseTerm> terms;
+    std::string key = result.method + " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
+                      std::to_string(opts.admm_threshold_scale);
+    for (const auto& p : priors) {
+        const double weight = p.lambda * result.lambda_scale;
+        if (!std::isfinite(weight)) throw InputError("lambda * s overflows for the " + toString(p.kind) + " prior");
+        const std::string tk = transformKey(p.kind, opts);
+        key += " | " + tk;
+        auto it = st.transforms.find(tk);
+        if (it == st.transforms.end()) {
+            SparseTerm built;
+            if (p.kind == RegularizerKind::Wavelet) built = waveletSparsity(*backend_, d.grid, weight, opts.wavelet);
+            else
+                built = totalVariation(*backend_, d.grid, weight, opts.anisotropic_tv,
+                                       p.kind == RegularizerKind::AnatomicalTotalVariation ? &d.reference : nullptr, opts.anatomical);
+            it = st.transforms.emplace(tk, built.transform).first;
+        }
+        SparseTerm t;
+        t.name = toString(p.kind);
+        t.weight = weight;
+        t.transform = it->second;
+        t.group = (p.kind == RegularizerKind::Wavelet || opts.anisotropic_tv) ? 1 : std::size_t(d.grid.dims);
+        terms.push_back(std::move(t));
+    }
+
+    const bool continue_resident = opts.warm_start && d.coils == 1 && st.admm && st.key == key;
+    RunOptions run;
+    run.iterations = opts.iterations;
+    run.tolerance = opts.tolerance;
+    run.snapshot_every = opts.snapshot_every;
+    std::vector<ComplexArray> coil_images;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < d.coils; ++c) {
+        std::unique_ptr<Admm> owned;
+        Admm* admm = nullptr;
+        if (c == 0 && continue_resident) {
+            admm = st.admm.get();
+            for (std::size_t k = 0; k < terms.size(); ++k) admm->setWeight(k, terms[k].weight);
+            result.warm_started = true;
+        } else {
+            std::shared_ptr<const Vector> fhd = adjointData(c, m, monitor.progress(Phase::AdjointData));
+            double dn = 0;
+            for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
+            // The image's magnitude scale for ADMM's rho rule: F^H d / s is the image blurred by
+            // the sampling's point-spread function (F^H F has s on its diagonal).
+            const ComplexArray fhd_host = backend_->toHost(*fhd);
+            double peak = 0;
+            for (const cdouble& v : fhd_host) peak = std::max(peak, std::abs(v));
+            AdmmOptions ao;
+            ao.inner_iterations = opts.admm_inner_iterations;
+            ao.threshold_scale = opts.admm_threshold_scale;
+            ao.image_scale = peak > 0 && result.lambda_scale > 0 ? peak / result.lambda_scale : 1.0;
+            owned = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
+            admm = owned.get();
+            if (d.coils == 1 && d.hasTruth()) admm->setTruth(d.truth);
+            if (d.coils == 1 && warm && warm->size() == d.grid.voxels()) admm->setInitial(*warm);
+        }
+        RunResult r = runIterations(*admm, run, monitor, c);
+        result.history = std::move(r.history);
+        coil_images.push_back(std::move(r.image));
+        if (d.coils == 1) {
+            const int before = continue_resident ? st.total_iterations : 0;
+            if (owned) {
+                st.admm = std::move(owned);
+                st.key = key;
+            }
+            st.total_iterations = before + int(result.history.size());
+            result.total_iterations = st.total_iterations;
+        } else {
+            result.total_iterations = int(result.history.size());
+        }
+        if (r.cancelled()) {
+            result.cancelled = true;
+            break;
+        }
+    }
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (coil_images.size() == 1) result.image = std::move(coil_images[0]);
+    else if (!coil_images.empty()) result.image = sumOfSquares(coil_images);
+    return result;
+}
+
+}  // namespace recon

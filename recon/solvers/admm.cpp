@@ -1,0 +1,167 @@
+#include "recon/solvers/admm.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "recon/core/errors.hpp"
+
+namespace recon {
+
+struct Admm::Impl {
+    VectorSpace* space = nullptr;
+    std::size_t n = 0;
+    Vector fhd;
+    double data_norm2 = 0;
+    std::vector<SparseTerm> terms;
+    AdmmOptions opts;
+    double tau = 0;  // the shrinkage per z-step
+    std::vector<double> rho;
+    std::unique_ptr<NormalEquationsCg> cg;
+    std::vector<Vector> z, u;
+    mutable std::vector<Vector> wx;  // W_k x scratch (records too)
+    Vector rhs, image_scratch;
+    int inner = 0;       // CG iterations since the last outer update
+    int total = 0;       // CG iterations since the start
+    int outer = 0;
+    bool outer_due = false;
+    double primal_residual = 1;
+
+    double rhoFor(double weight) const { return weight / (2 * tau); }
+
+    // z- and u-updates from the current x, then the x-update's new right-hand side.
+    void outerUpdate() {
+        const Vector& x = cg->solution();
+        space->copy(fhd, rhs);
+        double primal2 = 0, wx2 = 0;
+        for (std::size_t k = 0; k < terms.size(); ++k) {
+            if (rho[k] == 0) continue;
+            const SparseTerm& t = terms[k];
+            t.transform->forward(x, wx[k]);
+            wx2 += space->norm2(wx[k]);
+            space->axpy(1.0, wx[k], u[k]);                                   // v = W x + u
+            space->groupSoftThreshold(u[k], t.group, t.weight / (2 * rho[k]), z[k]);  // z = prox(v)
+            space->axpy(-1.0, z[k], u[k]);                                   // u = v - z
+            primal2 += space->axpyNorm2(-1.0, z[k], wx[k]);                  // ||W x - z||^2
+            // rhs += rho W^H (z - u), through the wx scratch (W x is not needed again).
+            space->copy(z[k], wx[k]);
+            space->axpy(-1.0, u[k], wx[k]);
+            t.transform->adjoint(wx[k], image_scratch);
+            space->axpy(rho[k], image_scratch, rhs);
+        }
+        primal_residual = wx2 > 0 ? std::sqrt(primal2 / wx2) : 0.0;
+        cg->setRightHandSide(rhs);
+        inner = 0;
+        ++outer;
+        outer_due = false;
+    }
+};
+
+Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std::vector<SparseTerm> terms, AdmmOptions opts)
+    : impl_(std::make_unique<Impl>()) {
+    if (!fourier) throw InputError("ADMM: no data operator");
+    if (opts.inner_iterations < 1) throw InputError("ADMM: the inner CG iterations must be at least 1");
+    if (!(opts.threshold_scale > 0) || !std::isfinite(opts.threshold_scale) || !(opts.image_scale > 0) ||
+        !std::isfinite(opts.image_scale))
+        throw InputError("ADMM: the threshold scale and the image scale must be finite numbers > 0");
+    Impl& m = *impl_;
+    m.space = &fourier->space();
+    m.n = fourier->inSize();
+    m.opts = opts;
+    m.tau = opts.threshold_scale * opts.image_scale;
+    std::vector<NormalTerm> normal{{"data", 1.0, fourier}};
+    for (const SparseTerm& t : terms) {
+        if (!t.transform) throw InputError("ADMM: the term '" + t.name + "' has no transform");
+        if (t.transform->inSize() != m.n)
+            throw InputError("ADMM: the term '" + t.name + "' (" + t.transform->name() + ") takes " +
+                             std::to_string(t.transform->inSize()) + " values, the image has " + std::to_string(m.n));
+        if (&t.transform->space() != m.space) throw InputError("ADMM: the term '" + t.name + "' lives on another backend");
+        if (!(t.weight >= 0) || !std::isfinite(t.weight)) throw InputError("ADMM: the weight of '" + t.name + "' is not a finite number >= 0");
+        groupStride(t.transform->outSize(), t.group, "ADMM");
+        m.rho.push_back(m.rhoFor(t.weight));
+        normal.push_back({t.name, m.rho.back(), t.transform});
+        m.z.push_back(m.space->make(t.transform->outSize()));
+        m.u.push_back(m.space->make(t.transform->outSize()));
+        m.wx.push_back(m.space->make(t.transform->outSize()));
+    }
+    m.terms = std::move(terms);
+    // x = 0, z = 0, u = 0: the first right-hand side is F^H d itself, no outer update needed.
+    m.cg = std::make_unique<NormalEquationsCg>(std::move(normal), rhs, data_norm2);
+    m.fhd = m.space->make(m.n);
+    m.space->copy(rhs, m.fhd);
+    m.data_norm2 = data_norm2;
+    m.rhs = m.space->make(m.n);
+    m.image_scratch = m.space->make(m.n);
+}
+
+Admm::~Admm() = default;
+
+bool Admm::step() {
+    Impl& m = *impl_;
+    if (m.outer_due || m.inner >= m.opts.inner_iterations) m.outerUpdate();
+    if (!m.cg->step()) {
+        // This x-update is solved exactly: move on to the next outer step; stop if that one is too.
+        if (m.inner == 0) return false;
+        m.outerUpdate();
+        if (!m.cg->step()) return false;
+    }
+    ++m.inner;
+    ++m.total;
+    return true;
+}
+
+IterationRecord Admm::record() const {
+    const Impl& m = *impl_;
+    const Vector& x = m.cg->solution();
+    IterationRecord r = m.cg->record();  // for the truth readout; the rest is ADMM's
+    r.iteration = m.total;
+    r.residual = m.primal_residual;
+    const double xfhd = m.space->dot(x, m.fhd).real();
+    r.data_term = std::max(0.0, m.cg->quadraticForm(0) - 2 * xfhd + m.data_norm2);
+    r.penalty_term = 0;
+    for (std::size_t k = 0; k < m.terms.size(); ++k) {
+        const SparseTerm& t = m.terms[k];
+        if (t.weight == 0) continue;
+        t.transform->forward(x, m.wx[k]);
+        r.penalty_term += t.weight * m.space->groupNorm1(m.wx[k], t.group);
+    }
+    return r;
+}
+
+void Admm::image(ComplexArray& out) const { impl_->cg->image(out); }
+const Vector& Admm::solution() const { return impl_->cg->solution(); }
+std::size_t Admm::size() const { return impl_->n; }
+std::size_t Admm::terms() const { return impl_->terms.size(); }
+double Admm::weight(std::size_t term) const {
+    if (term >= impl_->terms.size()) throw InputError("ADMM: no term " + std::to_string(term));
+    return impl_->terms[term].weight;
+}
+double Admm::rho(std::size_t term) const {
+    if (term >= impl_->terms.size()) throw InputError("ADMM: no term " + std::to_string(term));
+    return impl_->rho[term];
+}
+int Admm::outerIterations() const { return impl_->outer; }
+
+void Admm::setWeight(std::size_t term, double weight) {
+    Impl& m = *impl_;
+    if (term >= m.terms.size()) throw InputError("ADMM: no term " + std::to_string(term));
+    if (!(weight >= 0) || !std::isfinite(weight)) throw InputError("ADMM: a weight must be a finite number >= 0");
+    const double old_rho = m.rho[term], new_rho = m.rhoFor(weight);
+    // u is the dual divided by rho: keep the dual, so the warm start stays a warm start.
+    if (old_rho > 0 && new_rho > 0) m.space->scale(old_rho / new_rho, m.u[term]);
+    else m.space->zero(m.u[term]);
+    m.terms[term].weight = weight;
+    m.rho[term] = new_rho;
+    m.cg->setWeight(term + 1, new_rho);
+    m.outer_due = true;
+}
+
+void Admm::setInitial(const ComplexArray& x0) {
+    Impl& m = *impl_;
+    m.cg->setInitial(x0);
+    for (auto& u : m.u) m.space->zero(u);
+    m.outer_due = true;
+}
+
+void Admm::setTruth(const ComplexArray& truth) { impl_->cg->setTruth(truth); }
+
+}  // namespace recon

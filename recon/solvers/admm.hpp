@@ -1,0 +1,67 @@
+// ADMM for min_x ||F x - d||^2 + sum_k w_k sum_g ||(W_k x)_g||_2 (Boyd et al. 2011, scaled
+// form, splitting z_k = W_k x):
+//   x ← argmin ||F x - d||^2 + sum_k rho_k ||W_k x - z_k + u_k||^2
+//       = CG on (F^H F + sum_k rho_k W_k^H W_k) x = F^H d + sum_k rho_k W_k^H (z_k - u_k),
+//         a fixed number of iterations, warm-started from the last x;
+//   z_k ← prox_{w_k / (2 rho_k) ||.||_{2,1}}(W_k x + u_k)   (groupSoftThreshold);
+//   u_k ← u_k + W_k x - z_k.
+// One step() is one inner CG iteration, so the runner's progress, cancel and records stay one
+// per CG iteration (the F^H F of each is the Toeplitz product). The records carry the full
+// cost ||F x - d||^2 + sum_k w_k ||W_k x||_{2,1} of the current iterate and, with a truth, its
+// PSNR; `residual` is ADMM's relative primal residual sqrt(sum_k ||W_k x - z_k||^2) / sqrt(sum_k ||W_k x||^2)
+// after the last outer step (1 before the first).
+//
+// rho_k = w_k / (2 tau): the z-step then shrinks by tau, a fixed fraction of the image's
+// magnitude (AdmmOptions::threshold_scale), whatever lambda is; the rule is set once, not tuned per case.
+// rho changes the speed, not the solution: measured with TV over 150 CG iterations, 0.005 of the
+// image's magnitude beat 0.05 by +6 dB on spiral-2d and +2 dB on radial-2d-noisy, and was level on small-2d.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "recon/linop/linear_operator.hpp"
+#include "recon/priors/priors.hpp"
+#include "recon/solvers/normal_cg.hpp"
+#include "recon/solvers/runner.hpp"
+
+namespace recon {
+
+struct AdmmDefaults {
+    static constexpr double threshold_scale = 0.005;
+};
+struct AdmmOptions {
+    int inner_iterations = 5;   // CG iterations per x-update
+    // tau: the shrinkage per z-step, in units of the image's magnitude (image_scale).
+    double threshold_scale = AdmmDefaults::threshold_scale;
+    double image_scale = 1;     // a typical image magnitude (e.g. max |F^H d| / s); tau = threshold_scale * image_scale
+};
+
+class Admm final : public IterativeAlgorithm {
+public:
+    // `fourier` F (its normal the fast one), `rhs` = F^H d on F's backend, `data_norm2` = ||d||^2.
+    Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std::vector<SparseTerm> terms, AdmmOptions opts = {});
+    ~Admm() override;
+
+    bool step() override;
+    IterationRecord record() const override;
+    void image(ComplexArray& out) const override;
+
+    const Vector& solution() const;
+    std::size_t size() const;
+    std::size_t terms() const;
+    // A term's weight (lambda s): rho follows the rule and the scaled duals are rescaled, so the
+    // iteration continues warm from the current x, z and u (the lambda-tuning path).
+    void setWeight(std::size_t term, double weight);
+    double weight(std::size_t term) const;
+    double rho(std::size_t term) const;
+    void setInitial(const ComplexArray& x0);  // a starting image; z = W x, u = 0
+    void setTruth(const ComplexArray& truth);
+    int outerIterations() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace recon

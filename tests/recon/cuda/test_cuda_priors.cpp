@@ -1,0 +1,80 @@
+// The sparse priors on the GPU: the prox kernels and the group l1 norm against the CPU
+// backend, the TV and wavelet operators, and an ADMM solve, all within float32 tolerance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../test_support.hpp"
+#include "gpu_test_support.hpp"
+#include "recon/priors/priors.hpp"
+#include "recon/session/demo_cases.hpp"
+#include "recon/session/reconstruction.hpp"
+#include "recon/solvers/admm.hpp"
+
+using namespace recon;
+using namespace recon::test;
+
+TEST(GpuPriors, GroupSoftThresholdAndNormMatchTheCpu) {
+    auto g = gpu(Precision::Single);
+    auto c = createCpuBackend(Precision::Double);
+    for (std::size_t group : {1u, 2u, 3u}) {
+        const std::size_t stride = 70001;  // not a multiple of the block size
+        ComplexArray x = randomComplex(group * stride, unsigned(group));
+        for (std::size_t k = 0; k < group; ++k) x[5 + k * stride] = 0;  // a group of zeros
+        for (double t : {0.0, 0.3, 1.0}) {
+            Vector xg = g->fromHost(x), yg = g->make(x.size());
+            Vector xc = c->fromHost(x), yc = c->make(x.size());
+            g->groupSoftThreshold(xg, group, t, yg);
+            c->groupSoftThreshold(xc, group, t, yc);
+            EXPECT_LT(relativeError(g->toHost(yg), c->toHost(yc)), 1e-6) << "group " << group << " t " << t;
+            g->groupSoftThreshold(xg, group, t, xg);  // in place
+            EXPECT_LT(relativeError(g->toHost(xg), c->toHost(yc)), 1e-6);
+        }
+        Vector xg = g->fromHost(x), xc = c->fromHost(x);
+        const double ng = g->groupNorm1(xg, group), nc = c->groupNorm1(xc, group);
+        EXPECT_NEAR(ng, nc, 1e-6 * nc) << "group " << group;
+    }
+    Vector v = g->make(10), y = g->make(10);
+    EXPECT_THROW(g->groupSoftThreshold(v, 3, 0.1, y), InputError);
+    EXPECT_THROW(g->groupSoftThreshold(v, 1, -1, y), InputError);
+    EXPECT_THROW(g->groupNorm1(v, 4), InputError);
+}
+
+TEST(GpuPriors, TransformsMatchTheCpu) {
+    auto g = gpu(Precision::Single);
+    auto c = createCpuBackend(Precision::Double);
+    const Grid grid = Grid::make3D(24, 16, 12);
+    const ComplexArray x = randomComplex(grid.voxels(), 3);
+    const ComplexArray ref = randomComplex(grid.voxels(), 4);
+    for (int which = 0; which < 4; ++which) {
+        auto make = [&](Backend& b) {
+            switch (which) {
+                case 0: return totalVariation(b, grid, 1.0);
+                case 1: return totalVariation(b, grid, 1.0, false, &ref);
+                case 2: return waveletSparsity(b, grid, 1.0, WaveletKind::Haar);
+                default: return waveletSparsity(b, grid, 1.0, WaveletKind::Daubechies4);
+            }
+        };
+        const SparseTerm tg = make(*g), tc = make(*c);
+        const ComplexArray fg = applyForward(*tg.transform, x), fc = applyForward(*tc.transform, x);
+        EXPECT_LT(relativeError(fg, fc), 1e-5) << which;
+        EXPECT_LT(relativeError(applyAdjoint(*tg.transform, fc), applyAdjoint(*tc.transform, fc)), 1e-5) << which;
+        EXPECT_LT(relativeError(applyNormal(*tg.transform, x), applyNormal(*tc.transform, x)), 1e-5) << which;
+    }
+}
+
+TEST(GpuPriors, SessionTotalVariationMatchesTheCpu) {
+    const std::shared_ptr<Dataset> d = simulate(demoCase("small-2d"));
+    SolveOptions o;
+    o.regularizer = RegularizerKind::TotalVariation;
+    o.lambda = defaultSparseLambda(o.regularizer);
+    o.iterations = 100;
+    ReconstructionSession sg(gpu(Precision::Single));
+    sg.setDataset(d);
+    ReconstructionSession sc(createCpuBackend(Precision::Double));
+    sc.setDataset(d);
+    const SolveResult rg = sg.solve(o), rc = sc.solve(o);
+    EXPECT_LT(relativeError(rg.image, rc.image), 2e-3);
+    EXPECT_NEAR(rg.history.back().cost(), rc.history.back().cost(), 1e-3 * rc.history.back().cost());
+    EXPECT_NEAR(measureQuality(rg.image, d->truth, false).psnr_db, measureQuality(rc.image, d->truth, false).psnr_db, 0.05);
+}

@@ -1,0 +1,185 @@
+// The sparse priors' pieces: the prox steps against brute-force minimisation, the
+// gradient's adjointness, the wavelet transforms' perfect reconstruction and orthogonality.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "../test_support.hpp"
+#include "recon/linop/linear_operator.hpp"
+#include "recon/priors/priors.hpp"
+
+using namespace recon;
+using namespace recon::test;
+
+namespace {
+
+// t sum_g ||y_g|| + 1/2 ||y - x||^2, the objective the group prox minimises.
+double proxObjective(const ComplexArray& y, const ComplexArray& x, std::size_t group, double t) {
+    const std::size_t stride = x.size() / group;
+    double l1 = 0, d2 = 0;
+    for (std::size_t i = 0; i < stride; ++i) {
+        double n2 = 0;
+        for (std::size_t k = 0; k < group; ++k) n2 += std::norm(y[i + k * stride]);
+        l1 += std::sqrt(n2);
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) d2 += std::norm(y[i] - x[i]);
+    return t * l1 + 0.5 * d2;
+}
+
+ComplexArray prox(Backend& b, const ComplexArray& x, std::size_t group, double t) {
+    Vector v = b.fromHost(x), y = b.make(x.size());
+    b.groupSoftThreshold(v, group, t, y);
+    return b.toHost(y);
+}
+
+}  // namespace
+
+TEST(Prox, SoftThresholdMatchesAGridSearch) {
+    auto b = createCpuBackend(Precision::Double);
+    // One complex value at a time: the minimiser of t|y| + |y - x|^2 / 2 over a fine grid of y.
+    for (cdouble x : {cdouble(0.3, -0.4), cdouble(-0.05, 0.02), cdouble(1.2, 0.7), cdouble(0, 0)}) {
+        const double t = 0.2;
+        const ComplexArray got = prox(*b, {x}, 1, t);
+        double best = 1e300;
+        cdouble arg;
+        const int steps = 1200;
+        for (int i = 0; i <= steps; ++i)
+            for (int j = 0; j <= steps; ++j) {
+                const cdouble y(-1.5 + 3.0 * i / steps, -1.5 + 3.0 * j / steps);
+                const double f = proxObjective({y}, {x}, 1, t);
+                if (f < best) best = f, arg = y;
+            }
+        EXPECT_LE(proxObjective(got, {x}, 1, t), best + 1e-12) << x;
+        EXPECT_NEAR(std::abs(got[0] - arg), 0.0, 3.0 / steps) << x;
+    }
+}
+
+TEST(Prox, GroupSoftThresholdIsTheMinimiser) {
+    auto b = createCpuBackend(Precision::Double);
+    std::mt19937 rng(7);
+    std::normal_distribution<double> nd;
+    for (std::size_t group : {1u, 2u, 3u}) {
+        const std::size_t stride = 5;
+        ComplexArray x = randomComplex(group * stride, unsigned(11 + group));
+        x[1] *= 0.01;  // a group (partly) below the threshold
+        for (std::size_t k = 0; k < group; ++k) x[2 + k * stride] = 0;  // a group of zeros
+        const double t = 0.4;
+        const ComplexArray y = prox(*b, x, group, t);
+        const double f = proxObjective(y, x, group, t);
+        // The objective is convex: no point nearby, in any direction, may be lower.
+        for (int trial = 0; trial < 4000; ++trial) {
+            ComplexArray z = y;
+            const double step = trial < 2000 ? 1e-3 : 1e-1;
+            for (auto& v : z) v += step * cdouble(nd(rng), nd(rng));
+            ASSERT_GE(proxObjective(z, x, group, t), f - 1e-12) << "group " << group << " trial " << trial;
+        }
+        // A group of zeros stays zero; a small group vanishes entirely.
+        for (std::size_t k = 0; k < group; ++k) EXPECT_EQ(y[2 + k * stride], cdouble(0));
+    }
+    // y may be x.
+    ComplexArray x = randomComplex(8, 3);
+    Vector v = b->fromHost(x);
+    b->groupSoftThreshold(v, 2, 0.3, v);
+    EXPECT_LT(relativeError(b->toHost(v), prox(*b, x, 2, 0.3)), 1e-15);
+}
+
+TEST(Prox, GroupNormAndBadParameters) {
+    auto b = createCpuBackend(Precision::Double);
+    const ComplexArray x = {cdouble(3, 0), cdouble(0, 1), cdouble(4, 0), cdouble(0, 0)};
+    Vector v = b->fromHost(x);
+    EXPECT_NEAR(b->groupNorm1(v, 2), 5.0 + 1.0, 1e-14);  // groups {x0, x2} and {x1, x3}
+    EXPECT_NEAR(b->norm1(v), 3 + 1 + 4, 1e-14);
+    Vector y = b->make(4);
+    EXPECT_THROW(b->groupSoftThreshold(v, 3, 0.1, y), InputError);
+    EXPECT_THROW(b->groupSoftThreshold(v, 0, 0.1, y), InputError);
+    EXPECT_THROW(b->groupSoftThreshold(v, 1, -1.0, y), InputError);
+    EXPECT_THROW(b->groupNorm1(v, 3), InputError);
+}
+
+TEST(TotalVariation, GradientAndDivergenceAreAdjoint) {
+    auto b = createCpuBackend(Precision::Double);
+    for (const Grid& g : {Grid::make2D(7, 5), Grid::make3D(4, 6, 3)}) {
+        const SparseTerm tv = totalVariation(*b, g, 1.0);
+        EXPECT_EQ(tv.group, std::size_t(g.dims));
+        EXPECT_EQ(tv.transform->outSize(), std::size_t(g.dims) * g.voxels());
+        const ComplexArray x = randomComplex(g.voxels(), 1), y = randomComplex(tv.transform->outSize(), 2);
+        const cdouble lhs = inner(applyForward(*tv.transform, x), y);
+        const cdouble rhs = inner(x, applyAdjoint(*tv.transform, y));
+        EXPECT_NEAR(std::abs(lhs - rhs), 0.0, 1e-12 * std::abs(lhs));
+        // The normal (the precomputed gram) equals D^T D.
+        EXPECT_LT(relativeError(applyNormal(*tv.transform, x), applyAdjoint(*tv.transform, applyForward(*tv.transform, x))), 1e-13);
+        // A ramp along x: gradient (1, 0, 0) inside, zero in the last column.
+        ComplexArray ramp(g.voxels());
+        for (int z = 0; z < g.n[2]; ++z)
+            for (int yy = 0; yy < g.n[1]; ++yy)
+                for (int xx = 0; xx < g.n[0]; ++xx) ramp[g.index(xx, yy, z)] = double(xx);
+        const ComplexArray d = applyForward(*tv.transform, ramp);
+        for (int z = 0; z < g.n[2]; ++z)
+            for (int yy = 0; yy < g.n[1]; ++yy)
+                for (int xx = 0; xx < g.n[0]; ++xx) {
+                    const std::size_t v = g.index(xx, yy, z);
+                    EXPECT_EQ(d[v], cdouble(xx + 1 < g.n[0] ? 1.0 : 0.0));
+                    for (int a = 1; a < g.dims; ++a) EXPECT_EQ(d[std::size_t(a) * g.voxels() + v], cdouble(0));
+                }
+    }
+    EXPECT_EQ(totalVariation(*b, Grid::make2D(4, 4), 1.0, true).group, 1u);
+}
+
+TEST(TotalVariation, AnatomicalWeightsFollowTheReferenceEdges) {
+    auto b = createCpuBackend(Precision::Double);
+    const Grid g = Grid::make2D(6, 4);
+    ComplexArray ref(g.voxels(), 1.0);
+    for (int y = 0; y < 4; ++y)
+        for (int x = 3; x < 6; ++x) ref[g.index(x, y, 0)] = 2.0;  // an edge between x = 2 and 3
+    AnatomicalOptions o;
+    o.edge_weight = 0.1;
+    const std::vector<double> w = anatomicalEdgeWeights(g, ref, o);
+    for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 6; ++x) {
+            EXPECT_EQ(w[g.index(x, y, 0)], x == 2 ? 0.1 : 1.0);
+            EXPECT_EQ(w[g.voxels() + g.index(x, y, 0)], 1.0);
+        }
+    const SparseTerm tv = totalVariation(*b, g, 1.0, false, &ref, o);
+    EXPECT_EQ(tv.name, "anatomical-tv");
+    // The step image costs 0.1 per row across the edge instead of 1.
+    const SparseTerm plain = totalVariation(*b, g, 1.0);
+    Vector step = b->fromHost(ref), out = b->make(tv.transform->outSize());
+    tv.transform->forward(step, out);
+    EXPECT_NEAR(b->groupNorm1(out, 2), 4 * 0.1, 1e-14);
+    plain.transform->forward(step, out);
+    EXPECT_NEAR(b->groupNorm1(out, 2), 4 * 1.0, 1e-14);
+    EXPECT_THROW(anatomicalEdgeWeights(g, ComplexArray(3), o), InputError);
+    EXPECT_THROW(anatomicalEdgeWeights(g, ComplexArray(g.voxels()), o), InputError);  // all zero
+}
+
+TEST(Wavelet, PerfectReconstructionAndOrthogonality) {
+    auto b = createCpuBackend(Precision::Double);
+    for (WaveletKind kind : {WaveletKind::Haar, WaveletKind::Daubechies4}) {
+        for (const Grid& g : {Grid::make2D(32, 24), Grid::make2D(17, 16), Grid::make3D(16, 8, 12), Grid::make2D(5, 3)}) {
+            const SparseTerm w = waveletSparsity(*b, g, 1.0, kind);
+            const ComplexArray x = randomComplex(g.voxels(), 4);
+            const ComplexArray c = applyForward(*w.transform, x);
+            EXPECT_LT(relativeError(applyAdjoint(*w.transform, c), x), 1e-13) << toString(kind) << " " << g.describe();
+            double nx = 0, nc = 0;
+            for (auto v : x) nx += std::norm(v);
+            for (auto v : c) nc += std::norm(v);
+            EXPECT_NEAR(nc, nx, 1e-12 * nx);
+            const ComplexArray y = randomComplex(g.voxels(), 5);
+            EXPECT_LT(relativeError(applyForward(*w.transform, applyAdjoint(*w.transform, y)), y), 1e-13);
+            EXPECT_LT(relativeError(applyNormal(*w.transform, x), x), 1e-15);
+        }
+        // A constant image has no detail: only the coarsest low-pass coefficients are non-zero.
+        const Grid g = Grid::make2D(32, 32);
+        const SparseTerm w = waveletSparsity(*b, g, 1.0, kind, 3);
+        const ComplexArray c = applyForward(*w.transform, ComplexArray(g.voxels(), 1.0));
+        for (int y = 0; y < 32; ++y)
+            for (int x = 0; x < 32; ++x)
+                if (x >= 4 || y >= 4) EXPECT_NEAR(std::abs(c[g.index(x, y, 0)]), 0.0, 1e-12) << x << "," << y;
+    }
+    // Levels: 32 -> 16 -> 8 -> 4 along each axis (three splits of two axes), none along an odd axis.
+    EXPECT_EQ(waveletMatrices(Grid::make2D(32, 32), WaveletKind::Haar, 8).size(), 6u);
+    EXPECT_EQ(waveletMatrices(Grid::make2D(32, 7), WaveletKind::Haar, 8).size(), 3u);
+    EXPECT_THROW(parseWavelet("sym8"), InputError);
+    EXPECT_THROW(waveletLevelMatrix(Grid::make2D(6, 6), WaveletKind::Daubechies4, 0, {2, 6, 1}), InputError);
+}
