@@ -46,6 +46,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     fourier_.clear();
     regularizer_.reset();
     resident_ = {};
+    coil_maps_.reset();
 }
 
 const Dataset& ReconstructionSession::dataset() const {
@@ -228,6 +229,7 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
     const Dataset& d = dataset();
     if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
     if (!(opts.lambda >= 0) || !std::isfinite(opts.lambda)) throw InputError("lambda must be a finite number >= 0");
+    if (d.coils > 1 && opts.coil_combination == CoilCombination::Sense) return solveSense(opts, monitor, warm);
     const FourierMethod m = resolve(opts.method);
 
     SolveResult result;
