@@ -258,6 +258,18 @@ Job prepareJob(const Arguments& a, bool quiet) {
                           "reconstructing " + std::to_string(d.samples()) + " samples on a " + d.grid.describe() +
                               " grid in " + toString(precision) + (a.has("matrix") ? " (see --matrix)" : ""));
     }
+    if (!j.loaded.data->noise.empty()) {
+        // The file's noise scan: whiten the coils (unit, uncorrelated noise) before anything else.
+        Dataset& d = *j.loaded.data;
+        try {
+            prewhiten(d.kspace, d.coils, noiseCovariance(d.noise, d.coils));
+        } catch (const NumericalError& e) {
+            throw InputError(std::string("the file's noise scan cannot whiten the coils: ") + e.what());
+        }
+        d.source += "; noise-prewhitened (" + std::to_string(d.noise.size() / std::size_t(d.coils)) + " noise samples per coil)";
+        if (!quiet) std::fprintf(stderr, "noise prewhitening: %d coils from %zu noise samples each\n", d.coils,
+                                 d.noise.size() / std::size_t(d.coils));
+    }
     if (a.has("virtual-coils")) {
         Dataset& d = *j.loaded.data;
         const int k = a.integerIn("virtual-coils", 0, 1, std::max(1, d.coils));

@@ -6,6 +6,7 @@
 #include <ismrmrd/xml.h>
 
 #include <cmath>
+#include <random>
 #include <sstream>
 
 #include "io_test_support.hpp"
@@ -13,6 +14,7 @@
 #include "recon/core/metrics.hpp"
 #include "recon/io/dataset_io.hpp"
 #include "recon/phantom/shepp_logan.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
@@ -150,6 +152,49 @@ TEST(Ismrmrd, RadialMultiCoilFileReconstructs) {
     for (auto& v : truth) v = std::abs(v);
     const Quality q = measureQuality(combined.image, truth, false);
     EXPECT_GT(q.psnr_db, 20.0) << "iterative " << q.psnr_db << " dB";
+}
+
+TEST(Ismrmrd, NoiseAcquisitionsBecomeTheDatasetsNoiseAndWhitenIt) {
+    ScratchDir dir;
+    const std::string path = dir.file("noise.h5");
+    writeRadialFile(path, 1.0);  // its first noise acquisition is all zeros: add real noise scans after it
+    const int scans = 40;
+    // Correlated noise of a known mixing: coil c = sum_k mix(c, k) z_k.
+    std::mt19937 rng(77);
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    ComplexArray z(std::size_t(scans * kReadout * kCoils));
+    for (auto& v : z) v = {gauss(rng), gauss(rng)};
+    auto mix = [](int c, int k) { return k > c ? cdouble(0) : c == k ? cdouble(1.0 + 0.3 * c) : cdouble(0.4, 0.1 * k); };
+    {
+        ISMRMRD::Dataset file(path.c_str(), "dataset", false);
+        for (int s = 0; s < scans; ++s) {
+            ISMRMRD::Acquisition noise(kReadout, kCoils, 0);
+            noise.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
+            for (int i = 0; i < kReadout; ++i)
+                for (int c = 0; c < kCoils; ++c) {
+                    cdouble v = 0;
+                    for (int k = 0; k < kCoils; ++k) v += mix(c, k) * z[std::size_t((s * kReadout + i) * kCoils + k)];
+                    noise.data(std::uint16_t(i), std::uint16_t(c)) = std::complex<float>(v);
+                }
+            file.appendAcquisition(noise);
+        }
+    }
+    InputSpec spec;
+    spec.input = path;
+    const auto d = readDataset(spec);
+    // The first noise acquisition holds whatever ISMRMRD left in it (NaN is left out, zeros are kept).
+    const std::size_t per_coil = d->noise.size() / kCoils;
+    ASSERT_TRUE(per_coil == std::size_t(scans * kReadout) || per_coil == std::size_t((scans + 1) * kReadout)) << per_coil;
+    EXPECT_NE(d->source.find(std::to_string(per_coil) + " noise samples per coil"), std::string::npos) << d->source;
+    // Whitened with its own covariance, the noise has the identity covariance.
+    ComplexArray noise = d->noise;
+    prewhiten(noise, kCoils, noiseCovariance(d->noise, kCoils));
+    const SquareMatrix white = noiseCovariance(noise, kCoils);
+    for (int r = 0; r < kCoils; ++r)
+        for (int c = 0; c < kCoils; ++c) EXPECT_NEAR(std::abs(white(r, c) - (r == c ? 1.0 : 0.0)), 0.0, 1e-6);
+    // The estimate matches the mixing's covariance (up to the variance of randomComplex's values).
+    const SquareMatrix psi = noiseCovariance(d->noise, kCoils);
+    EXPECT_NEAR(std::abs(psi(1, 0) / psi(0, 0) - mix(1, 0) * std::conj(mix(0, 0)) / std::norm(mix(0, 0))), 0.0, 0.06);
 }
 
 TEST(Ismrmrd, SeveralSlicesAreRefusedByName) {

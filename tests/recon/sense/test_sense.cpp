@@ -266,7 +266,7 @@ TEST(Sense, BeatsCoilByCoilSumOfSquaresOnUndersampledData) {
     const Quality q_sos = measureQuality(sos.image, data->truth, false);
     const Quality q_sense = measureQuality(sense.image, data->truth, false);
     std::printf("8 coils, 24 spokes, 64^2: SENSE %.2f dB, sum of squares %.2f dB\n", q_sense.psnr_db, q_sos.psnr_db);
-    EXPECT_GT(q_sense.psnr_db, q_sos.psnr_db + 2.0);  // measured +3.3 dB
+    EXPECT_GT(q_sense.psnr_db, q_sos.psnr_db + 2.0);  // measured +3.1 dB (24.66 vs 21.58)
     // A lambda change continues the resident SENSE solve.
     opts.warm_start = true;
     opts.lambda = spec.lambda * 2;
