@@ -267,6 +267,30 @@ TEST(Sense, BeatsCoilByCoilSumOfSquaresOnUndersampledData) {
     const Quality q_sense = measureQuality(sense.image, data->truth, false);
     std::printf("8 coils, 24 spokes, 64^2: SENSE %.2f dB, sum of squares %.2f dB\n", q_sense.psnr_db, q_sos.psnr_db);
     EXPECT_GT(q_sense.psnr_db, q_sos.psnr_db + 2.0);  // measured +3.1 dB (24.66 vs 21.58)
+    // The same solve with the true maps (normalised to unit root sum of squares, phase of the
+    // strongest coil removed as the estimate does): the estimated maps lose little.
+    {
+        const SyntheticCoils coils(2, 8);
+        const ComplexArray truth_maps = coils.maps(data->grid);
+        const std::size_t voxels = data->grid.voxels();
+        CoilMaps exact;
+        exact.coils = 8;
+        exact.source = "true";
+        exact.maps.resize(truth_maps.size());
+        exact.mask.assign(voxels, 1);
+        for (std::size_t v = 0; v < voxels; ++v) {
+            double rss = 0;
+            for (int c = 0; c < 8; ++c) rss += std::norm(truth_maps[std::size_t(c) * voxels + v]);
+            for (int c = 0; c < 8; ++c)
+                exact.maps[std::size_t(c) * voxels + v] = truth_maps[std::size_t(c) * voxels + v] / std::sqrt(rss);
+        }
+        ReconstructionSession with_true(std::shared_ptr<Backend>(createCpuBackend(Precision::Double)));
+        with_true.setDataset(data);
+        with_true.setCoilMaps(exact);
+        const Quality q_true = measureQuality(with_true.solve(opts).image, data->truth, false);
+        std::printf("  SENSE with the true maps %.2f dB\n", q_true.psnr_db);
+        EXPECT_GT(q_sense.psnr_db, q_true.psnr_db - 1.0);  // measured 0.24 dB below (24.66 vs 24.90)
+    }
     // A lambda change continues the resident SENSE solve.
     opts.warm_start = true;
     opts.lambda = spec.lambda * 2;
