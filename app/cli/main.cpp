@@ -284,6 +284,9 @@ Job prepareJob(const Arguments& a, bool quiet) {
     j.session->setDataset(j.loaded.data);
     j.opts = solveOptions(a, j.loaded.spec);
     const std::string maps = a.get("coil-maps", "lowres");
+    if (maps == "espirit" || maps == "walsh")
+        throw UsageError("--coil-maps " + maps + " is not available yet: use lowres (the default) or a BART cfl file, "
+                         "e.g. from `bart ecalib`");
     if (maps != "lowres") {
         if (a.has("virtual-coils")) throw UsageError("--coil-maps FILE gives maps of the physical coils; it cannot be combined with --virtual-coils");
         const Dataset& d = *j.loaded.data;

@@ -2,6 +2,7 @@
 """End-to-end checks of reconstudio-cli: the README's acceptance case, usage errors, Ctrl-C."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -68,6 +69,7 @@ def usage(cli):
         (["compare", "--case", "small-2d", "--coil-combine", "best"], "unknown coil combination 'best'"),
         (["compare", "--case", "radial-2d-8coil", "--coil-combine", "sense", "--coil-maps", "/nonexistent/maps"],
          "/nonexistent/maps"),
+        (["compare", "--case", "radial-2d-8coil", "--coil-maps", "espirit"], "not available yet"),
     ]
     for args, expected in checks:
         r = run(cli, *args, timeout=120)
@@ -106,6 +108,18 @@ def multicoil(cli):
             fail(f"recon --virtual-coils 4: {r.returncode} {r.stderr}")
         if "8 coils -> 4 virtual coils" not in r.stderr:
             fail(f"no coil compression report in {r.stderr!r}")
+        # Maps from a BART cfl file [x, y, z, coils]: BART's own 8 simulated coils on the case's 128^2 grid.
+        if shutil.which("bart"):
+            maps = os.path.join(tmp, "maps")
+            subprocess.run(["bart", "phantom", "-S", "8", "-x", "128", maps], check=True, capture_output=True)
+            r = run(cli, "recon", "--case", "radial-2d-8coil", "--coil-combine", "sense", "--coil-maps", maps,
+                    "--iterations", "3", "--only", "iterative", "--quiet", "--output", out)
+            if r.returncode != 0:
+                fail(f"recon --coil-maps {maps}: {r.returncode} {r.stderr}")
+            r = run(cli, "recon", "--case", "small-2d", "--coil-combine", "sense", "--coil-maps", maps,
+                    "--iterations", "3", "--only", "iterative", "--quiet", "--output", out)
+            if r.returncode == 0 or "expected 48x48x1x1" not in r.stderr:
+                fail(f"maps of another grid should be refused by name: {r.stderr!r}")
     print(f"OK: SENSE {methods['iterative-sense']:.2f} dB, sum of squares {methods['iterative-sos']:.2f} dB")
 
 
