@@ -316,6 +316,7 @@ std::string ReconstructionSession::cacheStatus() const {
     for (const auto& [k, v] : fhd_) parts.push_back("F^H d (" + k + ")");
     if (resident_.cg) parts.push_back("solver (" + std::to_string(resident_.total_iterations) + " iterations since a cold start)");
     for (const auto& [k, v] : density_) parts.push_back("density weights (" + toString(k) + ")");
+    if (coil_maps_) parts.push_back("coil maps (" + coil_maps_->source + ")");
     if (parts.empty()) return "nothing cached";
     std::string s = "cached: ";
     for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];

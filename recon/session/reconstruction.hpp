@@ -47,7 +47,8 @@ struct SolveOptions {
 
 // Called after every CG iteration, on the thread that called solve(). `snapshot`
 // is non-null every snapshot_every iterations and on the last one. `coil` counts
-// from 0; multi-coil data are solved coil by coil and combined by sum of squares.
+// from 0; multi-coil data are solved coil by coil and combined by sum of squares, or
+// (SolveOptions::coil_combination = Sense) in one SENSE solve reported as coil 0.
 using IterationObserver =
     std::function<void(int coil, const IterationRecord& record, const ComplexArray* snapshot)>;
 
