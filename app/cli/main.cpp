@@ -19,11 +19,13 @@
 #include "recon/core/host_memory.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/core/version.hpp"
+#include "recon/io/bart_cfl.hpp"
 #include "recon/io/dataset_io.hpp"
 #include "recon/io/file_util.hpp"
 #include "recon/io/output_guard.hpp"
 #include "recon/io/dicom_io.hpp"
 #include "recon/nufft/fft.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 #ifdef RECONSTUDIO_HAVE_BENCHMARK
@@ -75,6 +77,10 @@ Reconstruction:
   --backend B            auto (default) | cpu | cuda
   --method M             Fourier method: nufft (CPU default), direct, or a GPU kernel
   --nufft-tolerance E    NUFFT accuracy (default 1e-6)
+  --coil-combine C       multi-coil data: sos (each coil solved, sum of squares; default) | sense
+  --coil-maps M          SENSE coil maps: lowres (default: low-resolution images / their root sum
+                         of squares) | FILE (BART cfl [x,y,z,coils], e.g. from bart ecalib)
+  --virtual-coils K      compress the coils to K virtual coils (PCA) before reconstructing
   --threads N            CPU threads
   --json                 (compare) also print one JSON object as the last line
   --quiet                no progress bar
@@ -229,14 +235,16 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     // Below 1e-14 double precision cannot deliver; above 1e-2 the NUFFT is no longer the model.
     o.method.tolerance = a.numberIn("nufft-tolerance", 1e-6, 1e-14, 1e-2);
     o.snapshot_every = 0;
+    o.coil_combination = parseCoilCombination(a.get("coil-combine", "sos"));
     if (o.iterations < 0 || o.iterations > 100000) throw UsageError("--iterations must be between 0 and 100000");
     return o;
 }
 
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
                                             "units", "matrix", "basis"};
-const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "iterations", "tolerance", "precision",
-                                             "backend", "method", "nufft-tolerance", "threads"};
+const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "iterations",
+                                             "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
+                                             "coil-combine", "coil-maps", "virtual-coils"};
 
 std::set<std::string> merged(std::initializer_list<std::set<std::string>> sets) {
     std::set<std::string> out;
@@ -264,9 +272,43 @@ Job prepareJob(const Arguments& a, bool quiet) {
                           "reconstructing " + std::to_string(d.samples()) + " samples on a " + d.grid.describe() +
                               " grid in " + toString(precision) + (a.has("matrix") ? " (see --matrix)" : ""));
     }
+    if (!j.loaded.data->noise.empty()) {
+        // The file's noise scan: whiten the coils (unit, uncorrelated noise) before anything else.
+        Dataset& d = *j.loaded.data;
+        try {
+            prewhiten(d.kspace, d.coils, noiseCovariance(d.noise, d.coils));
+        } catch (const NumericalError& e) {
+            throw InputError(std::string("the file's noise scan cannot whiten the coils: ") + e.what());
+        }
+        d.source += "; noise-prewhitened (" + std::to_string(d.noise.size() / std::size_t(d.coils)) + " noise samples per coil)";
+        if (!quiet) std::fprintf(stderr, "noise prewhitening: %d coils from %zu noise samples each\n", d.coils,
+                                 d.noise.size() / std::size_t(d.coils));
+    }
+    if (a.has("virtual-coils")) {
+        Dataset& d = *j.loaded.data;
+        const int k = a.integerIn("virtual-coils", 0, 1, std::max(1, d.coils));
+        const CoilCompression plan = planCoilCompression(d.kspace, d.coils, k);
+        d.kspace = compressCoils(d.kspace, d.coils, plan);
+        if (!quiet)
+            std::fprintf(stderr, "coil compression: %d coils -> %d virtual coils, %.4f%% of the energy kept\n", d.coils,
+                         plan.virtual_coils, 100 * plan.kept_energy);
+        d.coils = plan.virtual_coils;
+    }
     j.session = std::make_unique<ReconstructionSession>(j.backend);
     j.session->setDataset(j.loaded.data);
     j.opts = solveOptions(a, j.loaded.spec);
+    const std::string maps = a.get("coil-maps", "lowres");
+    if (maps == "espirit" || maps == "walsh")
+        throw UsageError("--coil-maps " + maps + " is not available yet: use lowres (the default) or a BART cfl file, "
+                         "e.g. from `bart ecalib`");
+    if (maps != "lowres") {
+        if (a.has("virtual-coils")) throw UsageError("--coil-maps FILE gives maps of the physical coils; it cannot be combined with --virtual-coils");
+        const Dataset& d = *j.loaded.data;
+        const io::CflArray arr = io::readCfl(maps, "coil maps");
+        ComplexArray values(arr.data.size());
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = {arr.data[i].real(), arr.data[i].imag()};
+        j.session->setCoilMaps(coilMapsFromArray(arr.dims, values, d.grid, d.coils, maps));
+    }
     return j;
 }
 
@@ -278,7 +320,7 @@ struct MethodRow {
 };
 
 SolveResult runIterative(ReconstructionSession& session, const SolveOptions& opts, ProgressBar& bar) {
-    bar.expect(session.dataset().coils, opts.iterations);
+    bar.expect(opts.coil_combination == CoilCombination::Sense ? 1 : session.dataset().coils, opts.iterations);
     return session.solve(opts, bar);
 }
 
@@ -300,16 +342,30 @@ int cmdCompare(const std::vector<std::string>& args) {
     };
     // Density weights are shared by both griddings; time them with the first.
     GriddingResult tri = session.gridTrilinear();
-    rows.push_back({tri.name, tri.seconds, measure(tri.image, true)});
+    rows.push_back({tri.name, tri.seconds, measure(tri.image, true), std::nullopt});
     GriddingResult kb = session.gridKaiserBessel();
-    rows.push_back({kb.name, kb.seconds, measure(kb.image, true)});
+    rows.push_back({kb.name, kb.seconds, measure(kb.image, true), std::nullopt});
     const auto t0 = std::chrono::steady_clock::now();
     SolveResult it = runIterative(session, opts, bar);
     bar.done();
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // The quadratic priors keep the row name "iterative" (tools/bart and scripts read it); a sparse prior names itself.
-    const std::string iterative_name = isSparse(opts.regularizer) ? "iterative-" + toString(opts.regularizer) : "iterative";
+    // The quadratic priors keep the row name "iterative" (tools/bart and scripts read it); a sparse prior
+    // names itself, and multi-coil data name the coil combination.
+    const std::string iterative_name = d.coils > 1             ? "iterative-" + toString(opts.coil_combination)
+                                       : isSparse(opts.regularizer) ? "iterative-" + toString(opts.regularizer)
+                                                                    : "iterative";
     rows.push_back({iterative_name, total, measure(it.image, false), opts.lambda});
+    if (d.coils > 1) {
+        // Multi-coil data: SENSE and coil-by-coil sum of squares side by side.
+        SolveOptions other = opts;
+        other.coil_combination = opts.coil_combination == CoilCombination::Sense ? CoilCombination::SumOfSquares
+                                                                                 : CoilCombination::Sense;
+        const auto t1 = std::chrono::steady_clock::now();
+        SolveResult alt = runIterative(session, other, bar);
+        bar.done();
+        const double alt_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+        rows.push_back({"iterative-" + toString(other.coil_combination), alt_total, measure(alt.image, false), opts.lambda});
+    }
     std::optional<Quality> floor;
     if (l.spec && d.hasTruth() && !a.flag("no-floor")) floor = cartesianFloor(*l.spec, d, *backend);
 

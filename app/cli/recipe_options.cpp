@@ -28,6 +28,7 @@ std::vector<std::string> recipeArguments(const io::Recipe& r) {
     add("--method", r.fourier_method);
     if (r.nufft_tolerance) out.insert(out.end(), {"--nufft-tolerance", exact(*r.nufft_tolerance)});
     add("--basis", r.basis);
+    if (r.coils == "sense") out.insert(out.end(), {"--coil-combine", "sense"});
     return out;
 }
 

@@ -58,6 +58,10 @@ void Dataset::validate(const std::string& origin) const {
              " values would exceed " + formatNumber(kMaxKspaceEnergy) +
              " and overflow single precision (largest 3.4e38) in gridding and CG; scale the data down, e.g. so "
              "that the largest value is near 1");
+    if (!noise.empty() && noise.size() % std::size_t(coils) != 0)
+        fail(std::to_string(noise.size()) + " noise samples do not split into " + std::to_string(coils) + " coils");
+    for (const auto& v : noise)
+        if (!finite(v)) fail("the noise samples contain NaN or Inf");
     for (const auto* img : {&truth, &reference}) {
         if (img->empty()) continue;
         const char* what = img == &truth ? "true image" : "reference image";

@@ -20,6 +20,7 @@ struct Dataset {
     std::vector<double> density; // optional density weights w (not sqrt(w)), M values
     ComplexArray truth;          // optional true image (grid.voxels()), for error/PSNR
     ComplexArray reference;      // optional anatomical reference (grid.voxels())
+    ComplexArray noise;          // optional noise samples (coils x N, sample index fastest): a noise scan
     BasisFunction basis = kDefaultBasis;
 
     std::size_t samples() const { return trajectory.samples(); }

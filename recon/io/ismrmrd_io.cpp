@@ -219,6 +219,9 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
     std::vector<double> k;                      // 3 per sample
     std::vector<double> weights;                // Gadgetron's 3rd trajectory component in 2D
     std::vector<std::vector<cdouble>> per_coil;  // coil -> samples
+    std::vector<std::vector<cdouble>> noise_per_coil;  // the noise scan: coil -> samples
+    int noise_coils = -1;
+    std::size_t bad_noise = 0;  // noise acquisitions with NaN/Inf: left out of the noise samples
     constexpr hsize_t kBlock = 256;
     std::vector<Row> rows(kBlock);
     for (hsize_t start = 0; start < count; start += kBlock) {
@@ -238,6 +241,28 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
             const Row& row = rows[r];
             const Head& h = row.head;
             const std::string at = data_at.str() + ", acquisition " + std::to_string(start + r);
+            if (h.flags & bit(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+                // Noise for prewhitening (recon/sense/prewhiten.hpp): every sample, no trajectory.
+                const std::size_t ns = h.number_of_samples, nc = h.active_channels;
+                if (row.data.len != 2 * ns * nc)
+                    throw InputError(at + " (noise): holds " + std::to_string(row.data.len) +
+                                     " floats of data, its header says " + std::to_string(ns) + " samples x " +
+                                     std::to_string(nc) + " channels");
+                if (noise_coils < 0) {
+                    noise_coils = int(nc);
+                    noise_per_coil.resize(nc);
+                }
+                const float* v = static_cast<const float*>(row.data.p);
+                const bool finite_noise = std::all_of(v, v + 2 * ns * nc, [](float x) { return std::isfinite(x); });
+                if (!finite_noise) ++bad_noise;
+                if (int(nc) == noise_coils && finite_noise) {
+                    for (std::size_t c = 0; c < nc; ++c)
+                        for (std::size_t s = 0; s < ns; ++s)
+                            noise_per_coil[c].emplace_back(v[2 * (c * ns + s)], v[2 * (c * ns + s) + 1]);
+                }
+                ++skipped;
+                continue;
+            }
             if ((h.flags & kSkipped) || h.encoding_space_ref != 0) {
                 ++skipped;
                 continue;
@@ -321,9 +346,17 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
     data.kspace.reserve(std::size_t(coils) * samples);
     for (auto& c : per_coil) data.kspace.insert(data.kspace.end(), c.begin(), c.end());
     std::string note;
+    if (bad_noise > 0) note += "; " + std::to_string(bad_noise) + " noise acquisition(s) with NaN/Inf ignored";
+    if (noise_coils == coils && !noise_per_coil.empty() && noise_per_coil[0].size() >= 2) {
+        for (auto& c : noise_per_coil) data.noise.insert(data.noise.end(), c.begin(), c.end());
+        note += "; " + std::to_string(noise_per_coil[0].size()) + " noise samples per coil";
+    } else if (noise_coils > 0) {
+        note += "; noise acquisitions ignored (" + std::to_string(noise_coils) + " channels, the data have " +
+                std::to_string(coils) + ")";
+    }
     if (!weights.empty() && std::any_of(weights.begin(), weights.end(), [](double w) { return w != 0; })) {
         data.density = std::move(weights);  // Gadgetron's convention: (kx, ky, w) for 2D spirals
-        note = "; 3rd trajectory component read as density weights (Gadgetron convention)";
+        note += "; 3rd trajectory component read as density weights (Gadgetron convention)";
     }
     data.source = "ISMRMRD '" + path + "': " + std::to_string(used) + " acquisitions (" + std::to_string(skipped) +
                   " skipped), " + std::to_string(coils) + " coil(s), encoded matrix " + grid.describe() +

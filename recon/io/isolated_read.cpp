@@ -77,14 +77,14 @@ void fields(A& a, T& t) {
 }
 template <class A, Like<Dataset> D>
 void fields(A& a, D& d) {
-    a(d.name, d.source, d.grid, d.trajectory, d.coils, d.kspace, d.density, d.truth, d.reference, d.basis);
+    a(d.name, d.source, d.grid, d.trajectory, d.coils, d.kspace, d.density, d.truth, d.reference, d.basis, d.noise);
 }
 template <class A, Like<GriddedImage> I>
 void fields(A& a, I& i) {
     a(i.grid, i.image);
 }
 #if defined(__GLIBCXX__) && defined(__LP64__)
-static_assert(sizeof(Dataset) == 288 && sizeof(Trajectory) == 72,
+static_assert(sizeof(Dataset) == 312 && sizeof(Trajectory) == 72,
               "Dataset or Trajectory changed: list the new field in fields() above, or it is lost in the child");
 #endif
 

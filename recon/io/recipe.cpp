@@ -139,7 +139,7 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     r.fourier_method = f.text("fourier_method");
     r.nufft_tolerance = f.number("nufft_tolerance", 0, 0.1, true);
     r.basis = f.choice("basis", parseBasis);
-    if (auto c = f.oneOf("coils", {"sum-of-squares"})) r.coils = *c;
+    if (auto c = f.oneOf("coils", {"sum-of-squares", "sense"})) r.coils = *c;
     if (const Json* out = f.object("output")) {
         FieldReader o(*out, origin, "output.");
         o.rejectUnknown({"format", "gridding"});

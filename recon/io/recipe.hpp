@@ -36,7 +36,7 @@ struct Recipe {
     std::optional<std::string> fourier_method;  // nufft | direct | a GPU kernel
     std::optional<double> nufft_tolerance;
     std::optional<std::string> basis;           // box | point
-    std::string coils = "sum-of-squares";       // the only combination the engine has
+    std::string coils = "sum-of-squares";       // or "sense" (--coil-combine)
     std::string output_format = "h5";           // extension of each data set's output
     bool gridding_output = false;               // also write the Kaiser-Bessel image
     SlurmResources slurm;

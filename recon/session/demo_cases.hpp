@@ -19,6 +19,10 @@ struct CaseSpec {
     double lambda = 0.02;       // a good lambda for this case (tuned)
     std::string regularizer = "fd";
     bool reference = true;      // also simulate a reference scan (other contrast) for the anatomical prior
+    // Receive coils (SyntheticCoils, exact k-space). With several the truth is the coil-combined
+    // magnitude |rho| sqrt(sum_c |S_c|^2): what sum of squares of perfect coil images gives, and
+    // what SENSE with maps normalised to unit root sum of squares estimates.
+    int coils = 1;
 };
 
 // The named presets ("default" is the acceptance case: 3D Shepp-Logan, 64^3,

@@ -49,6 +49,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     resident_ = {};
     cpu_fallback_.reset();
     sparse_.reset();
+    coil_maps_.reset();
 }
 
 const Dataset& ReconstructionSession::dataset() const {
@@ -255,7 +256,13 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     const Dataset& d = dataset();
     if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
     if (!(opts.lambda >= 0) || !std::isfinite(opts.lambda)) throw InputError("lambda must be a finite number >= 0");
-    if (isSparse(opts.regularizer) || !opts.priors.empty()) return solveSparse(opts, monitor, warm);
+    const bool sense = d.coils > 1 && opts.coil_combination == CoilCombination::Sense;
+    const bool sparse = isSparse(opts.regularizer) || !opts.priors.empty();
+    if (sense && sparse)
+        throw InputError("SENSE with a sparse prior (" + toString(opts.regularizer) +
+                         ") is not available yet: use a quadratic regulariser (tikhonov, fd, anatomical) or --coil-combine sos");
+    if (sense) return solveSense(opts, monitor, warm);
+    if (sparse) return solveSparse(opts, monitor, warm);
     const FourierMethod m = resolve(opts.method);
 
     SolveResult result;
@@ -342,6 +349,7 @@ std::string ReconstructionSession::cacheStatus() const {
     for (const auto& [k, v] : fhd_) parts.push_back("F^H d (" + k + ")");
     if (resident_.cg) parts.push_back("solver (" + std::to_string(resident_.total_iterations) + " iterations since a cold start)");
     for (const auto& [k, v] : density_) parts.push_back("density weights (" + toString(k) + ")");
+    if (coil_maps_) parts.push_back("coil maps (" + coil_maps_->source + ")");
     if (parts.empty()) return "nothing cached";
     std::string s = "cached: ";
     for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];

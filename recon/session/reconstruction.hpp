@@ -19,11 +19,18 @@
 #include "recon/core/metrics.hpp"
 #include "recon/operators/regularizer.hpp"
 #include "recon/priors/priors.hpp"
+#include "recon/sense/coil_maps.hpp"
 #include "recon/solvers/monitor.hpp"
 #include "recon/solvers/admm.hpp"
 #include "recon/solvers/normal_cg.hpp"
 
 namespace recon {
+
+// How multi-coil data become one image: every coil solved on its own and combined by
+// sum of squares, or one SENSE solve with coil maps (recon/sense). One coil: no difference.
+enum class CoilCombination { SumOfSquares, Sense };
+std::string toString(CoilCombination c);             // "sos", "sense"
+CoilCombination parseCoilCombination(const std::string& name);  // throws InputError listing the names
 
 struct SolveOptions {
     RegularizerKind regularizer = RegularizerKind::FiniteDifference;
@@ -48,11 +55,13 @@ struct SolveOptions {
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.
     bool warm_start = false;
+    CoilCombination coil_combination = CoilCombination::SumOfSquares;
 };
 
 // Called after every CG iteration, on the thread that called solve(). `snapshot`
 // is non-null every snapshot_every iterations and on the last one. `coil` counts
-// from 0; multi-coil data are solved coil by coil and combined by sum of squares.
+// from 0; multi-coil data are solved coil by coil and combined by sum of squares, or
+// (SolveOptions::coil_combination = Sense) in one SENSE solve reported as coil 0.
 using IterationObserver =
     std::function<void(int coil, const IterationRecord& record, const ComplexArray* snapshot)>;
 
@@ -75,7 +84,9 @@ private:
 };
 
 struct SolveResult {
-    ComplexArray image;                  // combined over coils
+    ComplexArray image;                  // combined over coils (SENSE: the magnitude, comparable with sum of squares)
+    ComplexArray complex_image;          // SENSE only: the complex image (phase relative to the maps' reference)
+    std::string coil_combination = "sos";  // "sos" or "sense" (one coil: "sos")
     std::vector<IterationRecord> history;  // of the last coil (all of them for one coil)
     bool cancelled = false;              // stopped early; `image` is the last complete iterate
     bool warm_started = false;           // continued from the previous iterate (SolveOptions::warm_start)
@@ -146,6 +157,11 @@ public:
     SolveResult solve(const SolveOptions& opts, const IterationObserver& observer = {},
                       const std::atomic<bool>* cancel = nullptr, const ComplexArray* warm = nullptr);
 
+    // Coil maps for SENSE: those set by setCoilMaps, else estimated from the data
+    // (low-resolution method, recon/sense/coil_maps.hpp) once and cached.
+    const CoilMaps& coilMaps(const Progress& progress = {});
+    void setCoilMaps(CoilMaps maps);  // checked against the data set (InputError)
+
     // F rho (with phi) at the data set's samples, for simulation checks.
     ComplexArray forward(const ComplexArray& image, const FourierMethod& method);
 
@@ -178,6 +194,9 @@ private:
     // Where solves go once the device ran out of memory for one (the same data on the CPU backend).
     std::unique_ptr<ReconstructionSession> cpu_fallback_;
     SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
+
+    std::optional<CoilMaps> coil_maps_;
+    SolveResult solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);  // sense_solve.cpp
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);
 };

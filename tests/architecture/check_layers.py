@@ -16,7 +16,8 @@ RANK = {
     "priors": 2.5,  # sparse priors: operators and their prox, on linop
     "solvers": 3,
     "backend": 4, "cuda": 4,
-    "session": 5,
+    "sense": 5,  # SENSE operators, coil maps, prewhitening: written on linop, maps gridded by a backend
+    "session": 6,
     "io": 2,  # readers, writers and recipes: core and the regulariser names of operators
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -6,6 +6,7 @@
 #include <ismrmrd/xml.h>
 
 #include <cmath>
+#include <random>
 #include <sstream>
 
 #include "io_test_support.hpp"
@@ -13,6 +14,7 @@
 #include "recon/core/metrics.hpp"
 #include "recon/io/dataset_io.hpp"
 #include "recon/phantom/shepp_logan.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
@@ -152,6 +154,49 @@ TEST(Ismrmrd, RadialMultiCoilFileReconstructs) {
     EXPECT_GT(q.psnr_db, 20.0) << "iterative " << q.psnr_db << " dB";
 }
 
+TEST(Ismrmrd, NoiseAcquisitionsBecomeTheDatasetsNoiseAndWhitenIt) {
+    ScratchDir dir;
+    const std::string path = dir.file("noise.h5");
+    writeRadialFile(path, 1.0);  // its first noise acquisition is all zeros: add real noise scans after it
+    const int scans = 40;
+    // Correlated noise of a known mixing: coil c = sum_k mix(c, k) z_k.
+    std::mt19937 rng(77);
+    std::normal_distribution<double> gauss(0.0, 1.0);
+    ComplexArray z(std::size_t(scans * kReadout * kCoils));
+    for (auto& v : z) v = {gauss(rng), gauss(rng)};
+    auto mix = [](int c, int k) { return k > c ? cdouble(0) : c == k ? cdouble(1.0 + 0.3 * c) : cdouble(0.4, 0.1 * k); };
+    {
+        ISMRMRD::Dataset file(path.c_str(), "dataset", false);
+        for (int s = 0; s < scans; ++s) {
+            ISMRMRD::Acquisition noise(kReadout, kCoils, 0);
+            noise.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
+            for (int i = 0; i < kReadout; ++i)
+                for (int c = 0; c < kCoils; ++c) {
+                    cdouble v = 0;
+                    for (int k = 0; k < kCoils; ++k) v += mix(c, k) * z[std::size_t((s * kReadout + i) * kCoils + k)];
+                    noise.data(std::uint16_t(i), std::uint16_t(c)) = std::complex<float>(v);
+                }
+            file.appendAcquisition(noise);
+        }
+    }
+    InputSpec spec;
+    spec.input = path;
+    const auto d = readDataset(spec);
+    // The first noise acquisition holds whatever ISMRMRD left in it (NaN is left out, zeros are kept).
+    const std::size_t per_coil = d->noise.size() / kCoils;
+    ASSERT_TRUE(per_coil == std::size_t(scans * kReadout) || per_coil == std::size_t((scans + 1) * kReadout)) << per_coil;
+    EXPECT_NE(d->source.find(std::to_string(per_coil) + " noise samples per coil"), std::string::npos) << d->source;
+    // Whitened with its own covariance, the noise has the identity covariance.
+    ComplexArray noise = d->noise;
+    prewhiten(noise, kCoils, noiseCovariance(d->noise, kCoils));
+    const SquareMatrix white = noiseCovariance(noise, kCoils);
+    for (int r = 0; r < kCoils; ++r)
+        for (int c = 0; c < kCoils; ++c) EXPECT_NEAR(std::abs(white(r, c) - (r == c ? 1.0 : 0.0)), 0.0, 1e-6);
+    // The estimate matches the mixing's covariance (up to the variance of randomComplex's values).
+    const SquareMatrix psi = noiseCovariance(d->noise, kCoils);
+    EXPECT_NEAR(std::abs(psi(1, 0) / psi(0, 0) - mix(1, 0) * std::conj(mix(0, 0)) / std::norm(mix(0, 0))), 0.0, 0.06);
+}
+
 TEST(Ismrmrd, SeveralSlicesAreRefusedByName) {
     ScratchDir dir;
     const std::string path = dir.file("slices.h5");
@@ -210,6 +255,70 @@ TEST(Ismrmrd, OurImageOpensWithIsmrmrdsReader) {
     std::string attributes;
     back.getAttributeString(attributes);
     EXPECT_NE(attributes.find("test image"), std::string::npos);
+}
+
+// A multi-coil Cartesian file written by another tool (Debian's ismrmrd-tools), with its
+// k-space coordinates stored (-k) and a noise scan (-C). Full Cartesian sampling with the
+// point basis makes F^H F = N^2 I, so the SENSE solution is known in closed form:
+// x = sum_c conj(S_c) F^H d_c / N^2 inside the maps' mask (where sum_c |S_c|^2 = 1).
+TEST(Ismrmrd, CartesianMultiCoilFileFromIsmrmrdToolsMatchesTheCartesianSenseSolve) {
+    ScratchDir dir;
+    const std::string path = dir.file("cartesian.h5");
+    const std::string cmd = "ismrmrd_generate_cartesian_shepp_logan -m 32 -c 4 -O 1 -k -C -n 0.01 -o '" + path +
+                            "' > /dev/null 2>&1";
+    if (std::system("command -v ismrmrd_generate_cartesian_shepp_logan > /dev/null 2>&1") != 0)
+        GTEST_SKIP() << "ismrmrd_generate_cartesian_shepp_logan (Debian ismrmrd-tools) is not installed";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    InputSpec spec;
+    spec.input = path;
+    spec.basis = BasisFunction::Point;
+    spec.units = TrajectoryUnits::CyclesPerVoxel;  // the tool stores k in [-1/2, 1/2)
+    auto d = readDataset(spec);
+    double kmin = 1e9, kmax = -1e9;
+    for (std::size_t m = 0; m < d->samples(); ++m) {
+        kmin = std::min(kmin, std::min(d->trajectory.kx(m), d->trajectory.ky(m)));
+        kmax = std::max(kmax, std::max(d->trajectory.kx(m), d->trajectory.ky(m)));
+    }
+    std::printf("%s\n k in [%g, %g], %zu samples, %d coils, %zu noise values\n", d->source.c_str(), kmin, kmax,
+                d->samples(), d->coils, d->noise.size());
+    ASSERT_EQ(d->coils, 4);
+    ASSERT_FALSE(d->noise.empty());
+    EXPECT_EQ(d->grid, Grid::make2D(32, 32));
+    ASSERT_EQ(d->samples(), std::size_t(32 * 32));
+    EXPECT_NEAR(kmin, -16.0, 1e-4);  // every integer k of the 32x32 band: full Cartesian sampling
+    EXPECT_NEAR(kmax, 15.0, 1e-4);
+    prewhiten(d->kspace, d->coils, noiseCovariance(d->noise, d->coils));
+
+    auto backend = std::shared_ptr<Backend>(createCpuBackend(Precision::Double));
+    ReconstructionSession session(backend);
+    session.setDataset(d);
+    SolveOptions o;
+    o.lambda = 0;
+    o.iterations = 5;
+    o.method = {"direct", 0};
+    o.coil_combination = CoilCombination::Sense;
+    const SolveResult sense = session.solve(o);
+    ASSERT_EQ(sense.complex_image.size(), d->grid.voxels());
+
+    const CoilMaps& maps = session.coilMaps();
+    const std::size_t voxels = d->grid.voxels();
+    ComplexArray expected(voxels);
+    for (int c = 0; c < d->coils; ++c) {
+        ComplexArray coil_data(d->coil(c), d->coil(c) + d->samples()), fhd;
+        backend->adjointSum(d->trajectory, coil_data, SampleGrid::image(d->grid), fhd, {"direct", 0});
+        for (std::size_t v = 0; v < voxels; ++v)
+            expected[v] += std::conj(maps.maps[std::size_t(c) * voxels + v]) * fhd[v] / double(voxels);
+    }
+    double num = 0, den = 0;
+    std::size_t inside = 0;
+    for (std::size_t v = 0; v < voxels; ++v) {
+        if (!maps.mask[v]) continue;
+        ++inside;
+        num += std::norm(sense.complex_image[v] - expected[v]);
+        den += std::norm(expected[v]);
+    }
+    ASSERT_GT(inside, voxels / 4);
+    EXPECT_LT(std::sqrt(num / den), 1e-6) << "SENSE vs the closed-form Cartesian solve, " << inside << " voxels";
 }
 
 }  // namespace

@@ -94,6 +94,7 @@ TEST(Recipe, BadInputNamesFileAndField) {
                          InputError, "'slurm.time'", "00:10:00");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "coils": "adaptive"})", "a.json"), InputError,
                          "'coils'", "sum-of-squares");
+    EXPECT_EQ(parseRecipe(R"({"reconstudio_recipe": 1, "coils": "sense"})", "a.json").coils, "sense");
 }
 
 TEST(Recipe, MissingFileIsNamed) {

@@ -1,0 +1,100 @@
+#include "recon/sense/prewhiten.hpp"
+
+#include <string>
+
+#include "recon/core/errors.hpp"
+
+namespace recon {
+namespace {
+
+std::size_t samplesPerCoil(const ComplexArray& data, int coils, const std::string& what) {
+    if (coils < 1) throw InputError(what + ": at least one coil");
+    if (data.size() % std::size_t(coils) != 0)
+        throw InputError(what + ": " + std::to_string(data.size()) + " values do not split into " +
+                         std::to_string(coils) + " coils");
+    return data.size() / std::size_t(coils);
+}
+
+SquareMatrix gram(const ComplexArray& data, int coils, std::size_t m_count) {
+    SquareMatrix g(coils);
+    for (int r = 0; r < coils; ++r)
+        for (int c = r; c < coils; ++c) {
+            const cdouble* a = data.data() + std::size_t(r) * m_count;
+            const cdouble* b = data.data() + std::size_t(c) * m_count;
+            cdouble s = 0;
+            for (std::size_t m = 0; m < m_count; ++m) s += a[m] * std::conj(b[m]);
+            g(r, c) = s;
+            g(c, r) = std::conj(s);
+        }
+    return g;
+}
+
+}  // namespace
+
+SquareMatrix noiseCovariance(const ComplexArray& noise, int coils) {
+    const std::size_t n = samplesPerCoil(noise, coils, "noise covariance");
+    if (n < 2) throw InputError("noise covariance: need at least two noise samples per coil, got " + std::to_string(n));
+    SquareMatrix psi = gram(noise, coils, n);
+    for (auto& v : psi.a) v /= double(n - 1);
+    return psi;
+}
+
+void prewhiten(ComplexArray& kspace, int coils, const SquareMatrix& covariance) {
+    const std::size_t m_count = samplesPerCoil(kspace, coils, "prewhitening");
+    if (covariance.n != coils)
+        throw InputError("prewhitening: the noise covariance is " + std::to_string(covariance.n) + "x" +
+                         std::to_string(covariance.n) + " but the data have " + std::to_string(coils) + " coils");
+    const SquareMatrix l = cholesky(covariance);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t m = 0; m < std::int64_t(m_count); ++m) {
+        // Forward substitution L y = d across the coils of one sample, in place.
+        for (int i = 0; i < coils; ++i) {
+            cdouble s = kspace[std::size_t(i) * m_count + std::size_t(m)];
+            for (int k = 0; k < i; ++k) s -= l(i, k) * kspace[std::size_t(k) * m_count + std::size_t(m)];
+            kspace[std::size_t(i) * m_count + std::size_t(m)] = s / l(i, i).real();
+        }
+    }
+}
+
+CoilCompression planCoilCompression(const ComplexArray& kspace, int coils, int virtual_coils, double energy_threshold) {
+    const std::size_t m_count = samplesPerCoil(kspace, coils, "coil compression");
+    if (virtual_coils > coils)
+        throw InputError("coil compression: " + std::to_string(virtual_coils) + " virtual coils asked of " +
+                         std::to_string(coils) + " coils");
+    if (virtual_coils <= 0 && !(energy_threshold > 0 && energy_threshold <= 1))
+        throw InputError("coil compression: the energy threshold must lie in (0, 1]");
+    HermitianEigen eig = hermitianEigen(gram(kspace, coils, m_count));
+    CoilCompression plan;
+    plan.basis = std::move(eig.vectors);
+    plan.energies = std::move(eig.values);
+    double total = 0;
+    for (double e : plan.energies) total += std::max(e, 0.0);
+    double kept = 0;
+    int k = 0;
+    while (k < coils) {
+        kept += std::max(plan.energies[std::size_t(k)], 0.0);
+        ++k;
+        if (virtual_coils > 0 ? k == virtual_coils : (total == 0 || kept >= energy_threshold * total)) break;
+    }
+    plan.virtual_coils = k;
+    plan.kept_energy = total > 0 ? kept / total : 1.0;
+    return plan;
+}
+
+ComplexArray compressCoils(const ComplexArray& kspace, int coils, const CoilCompression& plan) {
+    const std::size_t m_count = samplesPerCoil(kspace, coils, "coil compression");
+    if (plan.basis.n != coils)
+        throw InputError("coil compression: the plan is for " + std::to_string(plan.basis.n) + " coils, the data have " +
+                         std::to_string(coils));
+    ComplexArray out(std::size_t(plan.virtual_coils) * m_count);
+    for (int k = 0; k < plan.virtual_coils; ++k)
+        for (int c = 0; c < coils; ++c) {
+            const cdouble u = std::conj(plan.basis(c, k));
+            const cdouble* src = kspace.data() + std::size_t(c) * m_count;
+            cdouble* dst = out.data() + std::size_t(k) * m_count;
+            for (std::size_t m = 0; m < m_count; ++m) dst[m] += u * src[m];
+        }
+    return out;
+}
+
+}  // namespace recon

@@ -1,0 +1,36 @@
+// Noise prewhitening and coil compression: what happens to multi-coil k-space
+// before any reconstruction. Both act across coils, sample by sample, on data
+// stored coil after coil (coils x M, sample index fastest, as Dataset holds them).
+#pragma once
+
+#include <string>
+
+#include "recon/core/types.hpp"
+#include "recon/sense/small_linalg.hpp"
+
+namespace recon {
+
+// Psi = 1/(N-1) sum_n n n^H from noise samples (coils x N, coil after coil).
+// Throws InputError when there are fewer than two samples per coil or the size does not divide.
+SquareMatrix noiseCovariance(const ComplexArray& noise, int coils);
+
+// d <- L^{-1} d with L L^H = Psi: the whitened coils have unit, uncorrelated noise.
+// Throws InputError on a size mismatch, NumericalError when Psi is not positive definite.
+void prewhiten(ComplexArray& kspace, int coils, const SquareMatrix& covariance);
+
+// Coil compression by PCA (SVD of the coils x M data matrix through its Gram matrix):
+// the K virtual coils along the K largest singular vectors.
+struct CoilCompression {
+    SquareMatrix basis;               // columns: the eigenvectors of D D^H, strongest first
+    std::vector<double> energies;     // eigenvalues of D D^H (squared singular values), descending
+    int virtual_coils = 0;            // K
+    double kept_energy = 0;           // sum of the first K energies / the total, in [0, 1]
+};
+// K = `virtual_coils` when > 0, else the smallest K whose kept energy reaches `energy_threshold`
+// (e.g. 0.99). Throws InputError when K exceeds the coils or the threshold is outside (0, 1].
+CoilCompression planCoilCompression(const ComplexArray& kspace, int coils, int virtual_coils,
+                                    double energy_threshold = 0.99);
+// The virtual coils' data: v_k = u_k^H d (K x M, coil after coil).
+ComplexArray compressCoils(const ComplexArray& kspace, int coils, const CoilCompression& plan);
+
+}  // namespace recon

@@ -1,0 +1,94 @@
+#include "recon/sense/sense_operator.hpp"
+
+#include <string>
+
+#include "recon/core/errors.hpp"
+
+namespace recon {
+namespace {
+
+std::size_t checkedCoils(const ComplexArray& maps, std::size_t voxels, const std::string& what) {
+    if (voxels == 0) throw InputError(what + ": the image has no voxels");
+    if (maps.empty()) throw InputError(what + ": no coil maps were given");
+    if (maps.size() % voxels != 0)
+        throw InputError(what + ": the coil maps hold " + std::to_string(maps.size()) +
+                         " values, not a whole number of images of " + std::to_string(voxels) + " voxels");
+    return maps.size() / voxels;
+}
+
+Vector uploadCoil(VectorSpace& space, const ComplexArray& maps, std::size_t c, std::size_t voxels) {
+    ComplexArray one(maps.begin() + std::ptrdiff_t(c * voxels), maps.begin() + std::ptrdiff_t((c + 1) * voxels));
+    return space.fromHost(one);
+}
+
+}  // namespace
+
+SenseOperator::SenseOperator(LinearOperatorPtr fourier, const ComplexArray& maps)
+    : LinearOperator(fourier ? fourier->space() : throw InputError("SENSE: no Fourier operator"),
+                     fourier->inSize(),
+                     fourier->outSize() * checkedCoils(maps, fourier->inSize(), "SENSE"),
+                     "SENSE (" + std::to_string(maps.size() / fourier->inSize()) + " coils) of " + fourier->name()),
+      fourier_(std::move(fourier)) {
+    const std::size_t coils = maps.size() / voxels();
+    maps_.reserve(coils);
+    for (std::size_t c = 0; c < coils; ++c) maps_.push_back(uploadCoil(space(), maps, c, voxels()));
+}
+
+void SenseOperator::applyForward(const Vector& x, Vector& y) const {
+    VectorSpace& s = space();
+    Vector& weighted = scratch(0, voxels());
+    Vector& coil_data = scratch(1, samplesPerCoil());
+    for (std::size_t c = 0; c < maps_.size(); ++c) {
+        s.multiply(maps_[c], x, weighted);
+        fourier_->forward(weighted, coil_data);
+        s.copyRange(coil_data, 0, y, c * samplesPerCoil(), samplesPerCoil());
+    }
+}
+
+void SenseOperator::applyAdjoint(const Vector& y, Vector& x) const {
+    VectorSpace& s = space();
+    Vector& coil_data = scratch(1, samplesPerCoil());
+    Vector& coil_image = scratch(2, voxels());
+    s.zero(x);
+    for (std::size_t c = 0; c < maps_.size(); ++c) {
+        s.copyRange(y, c * samplesPerCoil(), coil_data, 0, samplesPerCoil());
+        fourier_->adjoint(coil_data, coil_image);
+        s.multiply(maps_[c], coil_image, coil_image, /*conjugate_d=*/true);
+        s.axpy(1.0, coil_image, x);
+    }
+}
+
+void SenseOperator::applyNormal(const Vector& x, Vector& y) const {
+    // One Toeplitz product per coil, on the image grid: no pass over the samples.
+    VectorSpace& s = space();
+    Vector& weighted = scratch(0, voxels());
+    Vector& toeplitz_out = scratch(2, voxels());
+    s.zero(y);
+    for (std::size_t c = 0; c < maps_.size(); ++c) {
+        s.multiply(maps_[c], x, weighted);
+        fourier_->normal(weighted, toeplitz_out);
+        s.multiply(maps_[c], toeplitz_out, toeplitz_out, /*conjugate_d=*/true);
+        s.axpy(1.0, toeplitz_out, y);
+    }
+}
+
+Vector senseAdjointFromCoilImages(VectorSpace& space, const std::vector<const Vector*>& coil_adjoints,
+                                  const ComplexArray& maps) {
+    if (coil_adjoints.empty() || !coil_adjoints[0]) throw InputError("SENSE right-hand side: no coil images");
+    const std::size_t voxels = coil_adjoints[0]->size();
+    const std::size_t coils = checkedCoils(maps, voxels, "SENSE right-hand side");
+    if (coils != coil_adjoints.size())
+        throw InputError("SENSE right-hand side: " + std::to_string(coils) + " coil maps but " +
+                         std::to_string(coil_adjoints.size()) + " coils of data");
+    Vector rhs = space.make(voxels), term = space.make(voxels);
+    for (std::size_t c = 0; c < coils; ++c) {
+        if (!coil_adjoints[c] || coil_adjoints[c]->size() != voxels)
+            throw InputError("SENSE right-hand side: coil " + std::to_string(c) + "'s image has another size");
+        Vector map = uploadCoil(space, maps, c, voxels);
+        space.multiply(map, *coil_adjoints[c], term, /*conjugate_d=*/true);
+        space.axpy(1.0, term, rhs);
+    }
+    return rhs;
+}
+
+}  // namespace recon

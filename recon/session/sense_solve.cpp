@@ -1,0 +1,109 @@
+// The session's SENSE solve (Pruessmann et al. 2001, CG-SENSE): one normal-equations
+// CG over all coils, E^H E applied with the one Toeplitz kernel of the trajectory,
+// every quadratic prior on top exactly as for one coil. Kept apart from
+// reconstruction.cpp so the single-coil path stays as it was.
+#include <chrono>
+#include <cmath>
+
+#include "recon/core/errors.hpp"
+#include "recon/sense/sense_operator.hpp"
+#include "recon/session/reconstruction.hpp"
+
+namespace recon {
+namespace {
+
+std::string methodName(const FourierMethod& m) {
+    return m.name == "nufft" ? m.name + " " + std::to_string(m.tolerance) : m.name;
+}
+
+}  // namespace
+
+std::string toString(CoilCombination c) { return c == CoilCombination::Sense ? "sense" : "sos"; }
+
+CoilCombination parseCoilCombination(const std::string& name) {
+    if (name == "sense") return CoilCombination::Sense;
+    if (name == "sos" || name == "sum-of-squares") return CoilCombination::SumOfSquares;
+    throw InputError("unknown coil combination '" + name + "' (available: sense, sos)");
+}
+
+const CoilMaps& ReconstructionSession::coilMaps(const Progress& progress) {
+    const Dataset& d = dataset();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (coil_maps_) return *coil_maps_;
+    }
+    CoilMaps maps = estimateCoilMapsLowResolution(*backend_, d, densityWeights(progress), {}, progress);
+    std::lock_guard<std::mutex> lock(mutex_);
+    coil_maps_ = std::move(maps);
+    return *coil_maps_;
+}
+
+void ReconstructionSession::setCoilMaps(CoilMaps maps) {
+    const Dataset& d = dataset();
+    if (maps.coils != d.coils || maps.maps.size() != std::size_t(d.coils) * d.grid.voxels())
+        throw InputError("coil maps (" + maps.source + "): " + std::to_string(maps.coils) + " coils of " +
+                         std::to_string(maps.coils > 0 ? maps.maps.size() / std::size_t(maps.coils) : 0) +
+                         " voxels, but the data set has " + std::to_string(d.coils) + " coils on grid " +
+                         d.grid.describe());
+    std::lock_guard<std::mutex> lock(mutex_);
+    coil_maps_ = std::move(maps);
+    resident_ = {};
+}
+
+SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
+    const Dataset& d = dataset();
+    const FourierMethod m = resolve(opts.method);
+    SolveResult result;
+    result.method = "sense " + methodName(m);
+    result.coil_combination = "sense";
+    result.lambda = opts.lambda;
+    result.lambda_scale = lambdaScale();
+    const double penalty_weight = opts.lambda * result.lambda_scale;
+    if (!std::isfinite(penalty_weight))
+        throw InputError("lambda * s overflows: lambda = " + std::to_string(opts.lambda) + " is too large");
+
+    // The penalty term is built when lambda > 0 and then stays (a lambda change sets its weight).
+    const bool with_penalty = opts.lambda > 0;
+    const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + (with_penalty ? " | penalty" : "");
+    const bool continue_resident = opts.warm_start && resident_.cg && resident_.key == key;
+    if (!continue_resident) {
+        const CoilMaps& maps = coilMaps(monitor.progress(Phase::AdjointData));
+        LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
+        auto encoding = std::make_shared<const SenseOperator>(fourier, maps.maps);
+        std::vector<std::shared_ptr<const Vector>> coil_adjoints;
+        std::vector<const Vector*> coil_ptrs;
+        double data_norm2 = 0;
+        for (int c = 0; c < d.coils; ++c) {
+            coil_adjoints.push_back(adjointData(c, m, monitor.progress(Phase::AdjointData)));
+            coil_ptrs.push_back(coil_adjoints.back().get());
+            for (std::size_t i = 0; i < d.samples(); ++i) data_norm2 += std::norm(d.coil(c)[i]);
+        }
+        const Vector rhs = senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
+        std::vector<NormalTerm> terms{{"data", 1.0, encoding}};
+        if (with_penalty) terms.push_back({"penalty", penalty_weight, regularizerOperator(opts)});
+        auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), rhs, data_norm2);
+        if (warm && warm->size() == d.grid.voxels()) cg->setInitial(*warm);
+        resident_ = {key, std::move(cg), 0};
+    } else {
+        if (resident_.cg->terms() > 1) resident_.cg->setWeight(1, penalty_weight);
+        result.warm_started = true;
+    }
+
+    RunOptions run;
+    run.iterations = opts.iterations;
+    run.tolerance = opts.tolerance;
+    run.snapshot_every = opts.snapshot_every;
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult r = runIterations(*resident_.cg, run, monitor, 0);
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.history = std::move(r.history);
+    result.cancelled = r.cancelled();
+    resident_.total_iterations += int(result.history.size());
+    result.total_iterations = resident_.total_iterations;
+    result.complex_image = std::move(r.image);
+    result.image.resize(result.complex_image.size());
+    for (std::size_t i = 0; i < result.image.size(); ++i) result.image[i] = std::abs(result.complex_image[i]);
+    return result;
+}
+
+}  // namespace recon
