@@ -110,7 +110,7 @@ def recipe_checks(cli):
             ('{"reconstudio_recipe": 1, "lamda": 2}', "unknown key 'lamda'"),
             ('{"reconstudio_recipe": 1, "lambda": -2}', "'lambda'"),
             ('{"reconstudio_recipe": 9}', "reads version 1"),
-            ('{"reconstudio_recipe": 1, "regularizer": "tv"}', "'regularizer'"),
+            ('{"reconstudio_recipe": 1, "regularizer": "lasso"}', "'regularizer'"),
             ('{"reconstudio_recipe": 1,', "not valid JSON"),
         ]
         for text, expected in cases:

@@ -84,8 +84,8 @@ TEST(Recipe, BadInputNamesFileAndField) {
                          "'lambda' must be a number", "\"big\"");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "iterations": 2.5})", "a.json"), InputError,
                          "'iterations' must be an integer");
-    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "regularizer": "tv"})", "a.json"), InputError,
-                         "'regularizer'", "tikhonov, fd or anatomical");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "regularizer": "lasso"})", "a.json"), InputError,
+                         "'regularizer'", "tikhonov, fd, anatomical, tv, wavelet or anatomical-tv");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "precision": "half"})", "a.json"), InputError,
                          "'precision'");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "output": {"format": "jpg"}})", "a.json"),
