@@ -245,6 +245,7 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
             fourier_.clear();
             regularizer_.reset();
             resident_ = {};
+            sparse_.reset();
         }
         cpu_fallback_ = std::make_unique<ReconstructionSession>(createCpuBackend(info.precision));
         cpu_fallback_->setDataset(data_);
