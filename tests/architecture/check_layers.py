@@ -18,6 +18,7 @@ RANK = {
     "backend": 4, "cuda": 4,
     "sense": 5,  # SENSE operators, coil maps, prewhitening: written on linop, maps gridded by a backend
     "session": 6,
+    "ct": 3.5,  # cone-beam CT: geometry, phantom, DD projectors on linop, FDK; solved by solvers
     "io": 2,  # readers, writers and recipes: core and the regulariser names of operators
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
