@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "recon/core/host_memory.hpp"
+#include "recon/cuda/ct_dd.hpp"
 #include "recon/cuda/linalg.hpp"
 #include "recon/cuda/nufft_gpu.hpp"
 #include "recon/cuda/tuning.hpp"
@@ -489,6 +490,11 @@ public:
         return std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(adjointDevice(t, c, g, m, progress)));
     }
 
+    // The branchless DD projector on this device, ordered on the backend's stream.
+    LinearOperatorPtr ctProjector(const ct::CtGeometry& geometry, const ct::ProjectorOptions& options) {
+        DeviceGuard g(device_);
+        return cudaDdProjector(*this, geometry, options, s());
+    }
     LinearOperatorPtr fourierSums(const Trajectory& t, const SampleGrid& g, const FourierMethod& m) override {
         return std::make_shared<CudaFourierSums<T>>(*this, t, g, parseMethod(m.name), m.tolerance, stream_, device_);
     }

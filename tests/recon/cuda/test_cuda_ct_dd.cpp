@@ -1,0 +1,165 @@
+// The branchless DD on the GPU against the CPU's (float64 inside): the software path to
+// float32 rounding, the texture path within the bound its 8-bit weights allow; the
+// adjoint identity on the device; the operator on the CUDA backend's complex vectors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "recon/ct/dd_branchless_cpu.hpp"
+#include "recon/cuda/ct_dd.hpp"
+#include "tests/recon/ct/ct_reference.hpp"
+#include "tests/recon/cuda/gpu_test_support.hpp"
+
+namespace recon::cuda {
+namespace {
+
+using ct::CtGeometry;
+using ct::DdInterpolation;
+
+std::vector<float> randomValues(std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+
+struct Errors {
+    double max_rel = 0, rms_rel = 0;  // relative to the reference's largest value / its rms
+};
+Errors compare(const std::vector<float>& got, const std::vector<float>& ref) {
+    double peak = 0, err2 = 0, ref2 = 0, worst = 0;
+    for (std::size_t k = 0; k < ref.size(); ++k) {
+        peak = std::max(peak, std::abs(double(ref[k])));
+        const double e = double(got[k]) - ref[k];
+        worst = std::max(worst, std::abs(e));
+        err2 += e * e;
+        ref2 += double(ref[k]) * ref[k];
+    }
+    return {worst / peak, std::sqrt(err2 / ref2)};
+}
+
+struct Case {
+    const char* name;
+    CtGeometry geometry;
+};
+std::vector<Case> cases() {
+    return {
+        {"fan 2D", test::ct::fanGeometry(40, 64, 36)},
+        // More columns than a backprojection block has threads, more voxels along a row too.
+        {"fan 2D wide", test::ct::fanGeometry(270, 300, 12)},
+        {"cone 3D", test::ct::coneGeometry({24, 20, 16}, 40, 30, 20)},
+        {"cone 3D odd", test::ct::coneGeometry({33, 17, 9}, 53, 11, 13)},
+    };
+}
+
+// Both directions on the GPU against the CPU reference; returns the worse of the two.
+Errors gpuAgainstCpu(const CtGeometry& g, DdInterpolation interpolation, const char* name) {
+    ct::BranchlessDdCpu cpu(g);
+    CudaDdProjector gpu(g, interpolation);
+    const auto x = randomValues(cpu.voxels(), 11), y = randomValues(cpu.samples(), 12);
+    std::vector<float> p_cpu(cpu.samples()), p_gpu(cpu.samples()), b_cpu(cpu.voxels()), b_gpu(cpu.voxels());
+    cpu.project(x.data(), p_cpu.data());
+    cpu.backproject(y.data(), b_cpu.data());
+    gpu.projectHost(x.data(), p_gpu.data());
+    gpu.backprojectHost(y.data(), b_gpu.data());
+    const Errors fp = compare(p_gpu, p_cpu), bp = compare(b_gpu, b_cpu);
+    std::printf("%-12s %s: projection max %.2e rms %.2e, backprojection max %.2e rms %.2e\n", name,
+                interpolation == DdInterpolation::Hardware ? "texture " : "software", fp.max_rel, fp.rms_rel,
+                bp.max_rel, bp.rms_rel);
+    return {std::max(fp.max_rel, bp.max_rel), std::max(fp.rms_rel, bp.rms_rel)};
+}
+
+TEST(CudaCtDd, SoftwareInterpolationEqualsTheCpuToFloatRounding) {
+    // float32 integral images (centred, at most a quarter slice's sum) and float32 geometry
+    // against float64 on the CPU: a few float32 ulps of the sums the samples difference.
+    for (const Case& c : cases()) {
+        const Errors e = gpuAgainstCpu(c.geometry, DdInterpolation::Software, c.name);
+        EXPECT_LT(e.max_rel, 2e-5) << c.name;
+        EXPECT_LT(e.rms_rel, 5e-6) << c.name;
+    }
+}
+
+TEST(CudaCtDd, TextureInterpolationIsWithinTheBoundOfItsWeights) {
+    // The texture unit rounds each interpolation weight to 8 fractional bits: each sample
+    // is off by up to 1/512 of the integral's step between neighbouring nodes, about 1/512
+    // of a footprint's content per corner, so a cell's value by a few tenths of a per cent.
+    for (const Case& c : cases()) {
+        const Errors e = gpuAgainstCpu(c.geometry, DdInterpolation::Hardware, c.name);
+        EXPECT_LT(e.max_rel, 1e-2) << c.name;
+        EXPECT_LT(e.rms_rel, 3e-3) << c.name;
+    }
+}
+
+double adjointMismatch(const CtGeometry& g, DdInterpolation interpolation) {
+    CudaDdProjector gpu(g, interpolation);
+    const auto x = randomValues(gpu.voxels(), 13), y = randomValues(gpu.samples(), 14);
+    std::vector<float> ax(gpu.samples()), aty(gpu.voxels());
+    gpu.projectHost(x.data(), ax.data());
+    gpu.backprojectHost(y.data(), aty.data());
+    double lhs = 0, rhs = 0;
+    for (std::size_t k = 0; k < ax.size(); ++k) lhs += double(ax[k]) * y[k];
+    for (std::size_t k = 0; k < aty.size(); ++k) rhs += double(x[k]) * aty[k];
+    return std::abs(lhs - rhs) / std::abs(lhs);
+}
+
+TEST(CudaCtDd, BackprojectorIsTheAdjointOnTheDevice) {
+    for (const Case& c : cases()) {
+        const double sw = adjointMismatch(c.geometry, DdInterpolation::Software);
+        const double hw = adjointMismatch(c.geometry, DdInterpolation::Hardware);
+        std::printf("%-12s adjoint mismatch: software %.2e, texture %.2e\n", c.name, sw, hw);
+        EXPECT_LT(sw, 1e-5) << c.name;
+        EXPECT_LT(hw, 1e-3) << c.name;  // each direction rounds its own weights
+    }
+}
+
+TEST(CudaCtDd, OperatorOnTheBackendProjectsBothPartsLikeTheCpu) {
+    const CtGeometry g = test::ct::coneGeometry({20, 18, 12}, 32, 20, 15);
+    ct::BranchlessDdCpu cpu(g);
+    const auto re = randomValues(cpu.voxels(), 15), im = randomValues(cpu.voxels(), 16);
+    std::vector<float> p_re(cpu.samples()), p_im(cpu.samples());
+    cpu.project(re.data(), p_re.data());
+    cpu.project(im.data(), p_im.data());
+    for (Precision precision : {Precision::Single, Precision::Double}) {
+        auto backend = test::gpu(precision);
+        ct::ProjectorOptions options;
+        options.interpolation = DdInterpolation::Software;
+        auto op = cudaDdProjector(*backend, g, options);
+        ComplexArray x(cpu.voxels()), real_only(cpu.voxels());
+        for (std::size_t k = 0; k < x.size(); ++k) {
+            x[k] = cdouble(re[k], im[k]);
+            real_only[k] = re[k];
+        }
+        const ComplexArray y = applyForward(*op, x), y_real = applyForward(*op, real_only);
+        std::vector<float> got_re(y.size()), got_im(y.size());
+        for (std::size_t k = 0; k < y.size(); ++k) {
+            got_re[k] = float(y[k].real());
+            got_im[k] = float(y[k].imag());
+            ASSERT_EQ(y_real[k].imag(), 0.0);
+            ASSERT_EQ(y_real[k].real(), y[k].real());
+        }
+        EXPECT_LT(compare(got_re, p_re).max_rel, 2e-5);
+        EXPECT_LT(compare(got_im, p_im).max_rel, 2e-5);
+        // <A x, w> = <x, A^H w> through the operator, complex vectors.
+        ComplexArray w(cpu.samples());
+        const auto wr = randomValues(w.size(), 17), wi = randomValues(w.size(), 18);
+        for (std::size_t k = 0; k < w.size(); ++k) w[k] = cdouble(wr[k], wi[k]);
+        const ComplexArray ahw = applyAdjoint(*op, w);
+        cdouble lhs = 0, rhs = 0;
+        for (std::size_t k = 0; k < y.size(); ++k) lhs += std::conj(y[k]) * w[k];
+        for (std::size_t k = 0; k < x.size(); ++k) rhs += std::conj(x[k]) * ahw[k];
+        EXPECT_LT(std::abs(lhs - rhs) / std::abs(lhs), 1e-5);
+    }
+}
+
+TEST(CudaCtDd, RefusesBadGeometry) {
+    CtGeometry g = test::ct::coneGeometry();
+    g.beam.source_to_detector_mm = 50.0;
+    EXPECT_THROW(CudaDdProjector(g, DdInterpolation::Hardware), InputError);
+}
+
+}  // namespace
+}  // namespace recon::cuda
