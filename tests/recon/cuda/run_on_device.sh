@@ -2,7 +2,7 @@
 # The GPU machine's whole check in one script (docs/GPU.md): build the engine with
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
 # benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
-#   tests/recon/cuda/run_on_device.sh [build] [test] [sanitize] [bench] [bench-all]
+#   tests/recon/cuda/run_on_device.sh [build] [test] [sanitize] [bench] [bench-all] [ct-bench]
 # Logs and results go to $OUT (default ./out).
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}
@@ -23,7 +23,7 @@ if has build; then
   nvcc --version | tail -2 | tee -a "$OUT/device.txt"
   cmake -S . -B $B -G Ninja -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF -DRECONSTUDIO_WITH_CUDA=ON \
         -DFFTW_ROOT=/tmp/fftw/usr > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-  cmake --build $B -j16 --target recon_cuda_tests reconstudio-cli 2>&1 | tail -n 400 > "$OUT/build.log" \
+  cmake --build $B -j16 --target recon_cuda_tests reconstudio-cli ct_dd_bench 2>&1 | tail -n 400 > "$OUT/build.log" \
     || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
   for o in $B/recon/CMakeFiles/recon.dir/cuda/*.cu.o; do
     cuobjdump --dump-resource-usage "$o" 2>/dev/null | grep -E "Function|REG" | paste - - | \
@@ -54,4 +54,8 @@ if has bench; then
 fi
 if has bench-all; then
   $CLI benchmark --sizes 64,256 --no-cpu --json "$OUT/bench-sizes.json" 2>"$OUT/bench-sizes.err" | tee "$OUT/bench-sizes.txt"
+fi
+if has ct-bench; then
+  # The branchless CT projector's rows (issue 18): 256^3/360 views and 512^3/720 views.
+  $B/tests/recon/cuda/ct_dd_bench --sizes 256,512 --cpu-views 4 2>&1 | tee "$OUT/ct-bench.txt"
 fi
