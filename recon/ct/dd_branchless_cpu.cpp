@@ -96,6 +96,11 @@ int threadCount(int threads) { return threads > 0 ? threads : omp_get_max_thread
 
 BranchlessDdCpu::BranchlessDdCpu(const CtGeometry& geometry) : tables_(makeDdTables(geometry)) {}
 
+// Columns one task of the projection handles: views × column blocks keep every core busy
+// even for a few views, and a block's samples along one v boundary lie along one row of
+// the integral image (cache lines, not strides).
+constexpr int kColumnBlock = 64;
+
 void BranchlessDdCpu::project(const float* volume, float* projections, int threads, const Progress& progress) const {
     const DdTables& t = tables_;
     const int nthreads = threadCount(threads);
@@ -113,39 +118,47 @@ void BranchlessDdCpu::project(const float* volume, float* projections, int threa
     }
     progress.check();
     const int nu = t.nu, nv = t.nv;
+    const int blocks = (nu + kColumnBlock - 1) / kColumnBlock;
+    const int tasks = t.views * blocks;
     std::atomic<int> done{0};
     std::atomic<bool> cancelled{false};
 #pragma omp parallel num_threads(nthreads)
     {
-        std::vector<double> acc(std::size_t(nu) * nv), edge(std::size_t(nv) + 1);
+        std::vector<double> acc(std::size_t(kColumnBlock) * nv), previous(kColumnBlock);
+        std::vector<ColumnAtSlice> cols(kColumnBlock);
+        std::vector<double> norm(kColumnBlock);
 #pragma omp for schedule(dynamic)
-        for (int view = 0; view < t.views; ++view) {
+        for (int task = 0; task < tasks; ++task) {
             if (cancelled.load(std::memory_order_relaxed)) continue;
+            const int view = task / blocks, u0 = (task % blocks) * kColumnBlock, width = std::min(kColumnBlock, nu - u0);
             const int a = t.axis[view];
             const SliceLayout l = layoutFor(t, a);
             std::fill(acc.begin(), acc.end(), 0.0);
             for (int i = 0; i < t.n[a]; ++i) {
                 const double* s = images[a].data() + l.nodes() * i;
-                for (int iu = 0; iu < nu; ++iu) {
-                    const ColumnAtSlice col = columnAt(t, view, iu, i);
-                    // The η-difference at each v boundary; a cell's mean is the difference of
-                    // its two boundaries' (neighbouring cells share a boundary).
-                    for (int c = 0; c <= nv; ++c) {
-                        const double z = col.zeta(t, c);
-                        edge[c] = gather(s, l.nb, bilinear(l.nb, l.nz, col.eta_hi, z)) -
-                                  gather(s, l.nb, bilinear(l.nb, l.nz, col.eta_lo, z));
-                    }
-                    const double norm = 1.0 / ((col.eta_hi - col.eta_lo) * col.dzeta);
-                    for (int iv = 0; iv < nv; ++iv) acc[std::size_t(iv) * nu + iu] += (edge[iv + 1] - edge[iv]) * norm;
+                for (int w = 0; w < width; ++w) {
+                    cols[w] = columnAt(t, view, u0 + w, i);
+                    norm[w] = 1.0 / ((cols[w].eta_hi - cols[w].eta_lo) * cols[w].dzeta);
                 }
+                // The η-difference at each v boundary; a cell's mean is the difference of its
+                // two boundaries' (neighbouring cells in a column share one).
+                for (int c = 0; c <= nv; ++c)
+                    for (int w = 0; w < width; ++w) {
+                        const double z = cols[w].zeta(t, c);
+                        const double e = gather(s, l.nb, bilinear(l.nb, l.nz, cols[w].eta_hi, z)) -
+                                         gather(s, l.nb, bilinear(l.nb, l.nz, cols[w].eta_lo, z));
+                        if (c > 0) acc[std::size_t(c - 1) * kColumnBlock + w] += (e - previous[w]) * norm[w];
+                        previous[w] = e;
+                    }
             }
             float* out = projections + std::size_t(view) * nu * nv;
             for (int iv = 0; iv < nv; ++iv)
-                for (int iu = 0; iu < nu; ++iu)
-                    out[std::size_t(iv) * nu + iu] = float(rayLength(t, view, iu, iv) * acc[std::size_t(iv) * nu + iu]);
+                for (int w = 0; w < width; ++w)
+                    out[std::size_t(iv) * nu + u0 + w] =
+                        float(rayLength(t, view, u0 + w, iv) * acc[std::size_t(iv) * kColumnBlock + w]);
             const int finished = ++done;
             if (progress.cancelled()) cancelled = true;
-            if (omp_get_thread_num() == 0 && progress.report) progress.report(double(finished) / t.views);
+            if (omp_get_thread_num() == 0 && progress.report) progress.report(double(finished) / tasks);
         }
     }
     progress.check();
@@ -168,7 +181,8 @@ void BranchlessDdCpu::backproject(const float* projections, float* volume, int t
         const SliceLayout l = layoutFor(t, a);
 #pragma omp parallel num_threads(nthreads)
         {
-            std::vector<double> g(l.nodes()), weight(nv), suffix(std::size_t(l.nb) + 1);
+            std::vector<double> g(l.nodes()), weight(std::size_t(nu) * nv), suffix(std::size_t(l.nb) + 1);
+            std::vector<ColumnAtSlice> cols(nu);
 #pragma omp for schedule(dynamic)
             for (int i = 0; i < t.n[a]; ++i) {
                 if (cancelled.load(std::memory_order_relaxed)) continue;
@@ -178,17 +192,19 @@ void BranchlessDdCpu::backproject(const float* projections, float* volume, int t
                 for (int view : views) {
                     const float* p = projections + std::size_t(view) * nu * nv;
                     for (int iu = 0; iu < nu; ++iu) {
-                        const ColumnAtSlice col = columnAt(t, view, iu, i);
-                        const double norm = 1.0 / ((col.eta_hi - col.eta_lo) * col.dzeta);
+                        cols[iu] = columnAt(t, view, iu, i);
+                        const double norm = 1.0 / ((cols[iu].eta_hi - cols[iu].eta_lo) * cols[iu].dzeta);
                         for (int iv = 0; iv < nv; ++iv)
-                            weight[iv] = rayLength(t, view, iu, iv) * norm * p[std::size_t(iv) * nu + iu];
-                        for (int c = 0; c <= nv; ++c) {
-                            const double w = (c > 0 ? weight[c - 1] : 0.0) - (c < nv ? weight[c] : 0.0);
-                            const double z = col.zeta(t, c);
-                            scatter(g.data(), l.nb, bilinear(l.nb, l.nz, col.eta_hi, z), w);
-                            scatter(g.data(), l.nb, bilinear(l.nb, l.nz, col.eta_lo, z), -w);
-                        }
+                            weight[std::size_t(iv) * nu + iu] = rayLength(t, view, iu, iv) * norm * p[std::size_t(iv) * nu + iu];
                     }
+                    for (int c = 0; c <= nv; ++c)
+                        for (int iu = 0; iu < nu; ++iu) {
+                            const double w = (c > 0 ? weight[std::size_t(c - 1) * nu + iu] : 0.0) -
+                                             (c < nv ? weight[std::size_t(c) * nu + iu] : 0.0);
+                            const double z = cols[iu].zeta(t, c);
+                            scatter(g.data(), l.nb, bilinear(l.nb, l.nz, cols[iu].eta_hi, z), w);
+                            scatter(g.data(), l.nb, bilinear(l.nb, l.nz, cols[iu].eta_lo, z), -w);
+                        }
                 }
                 // Transpose of the integral image S(j, k) = Σ_{j' < j, k' < k} f(j', k'):
                 // f(j', k') = Σ_{j > j', k > k'} G(j, k), summed from the far corner.

@@ -3,9 +3,12 @@
 // its adjoint identity, its operator form, and refusal of bad geometries.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "recon/backend/backend.hpp"

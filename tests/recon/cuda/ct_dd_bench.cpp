@@ -6,15 +6,17 @@
 //
 //   ct_dd_bench [--sizes 256,512] [--cpu-views N] [--repeat R]
 //
-// The CPU runs `--cpu-views` views spread over the scan (a full scan on one CPU thread
-// takes many minutes); its seconds per view are scaled to the whole scan, and the GPU's
-// errors are measured on the same subset.
+// The CPU runs one view and `--cpu-views` views spread over the scan (a full scan on one
+// CPU thread takes many minutes): their difference gives its seconds per view, the rest is
+// the fixed cost (the integral images), and a whole scan is fixed + views x per view. The
+// GPU's errors are measured on the same subset.
 #include <cuda_runtime.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -148,16 +150,34 @@ void run(const Size& s, int cpu_views, int repeat) {
                 s.n, s.voxel_mm, s.views, s.columns, s.rows, s.pixel_mm, cpu_views, cores);
     const std::vector<float> x = object(full);
 
-    ct::BranchlessDdCpu cpu(subset);
+    // Seconds per scan = fixed (the integral images) + views x per view, from runs on 1 view and on the subset.
+    CtGeometry one = subset;
+    one.beam.angles_rad.resize(1);
+    ct::BranchlessDdCpu cpu(subset), cpu_one(one);
     std::vector<float> p_cpu(cpu.samples()), b_cpu(cpu.voxels()), scratch_p(cpu.samples()), scratch_b(cpu.voxels());
-    const double fp1 = seconds([&] { cpu.project(x.data(), p_cpu.data(), 1); }) / cpu_views;
-    const double bp1 = seconds([&] { cpu.backproject(p_cpu.data(), b_cpu.data(), 1); }) / cpu_views;
-    const double fpn = seconds([&] { cpu.project(x.data(), scratch_p.data(), 0); }) / cpu_views;
-    const double bpn = seconds([&] { cpu.backproject(p_cpu.data(), scratch_b.data(), 0); }) / cpu_views;
-    std::printf("cpu branchless  1 thread : projection %8.3f s/view (%8.1f s per scan), backprojection %8.3f s/view (%8.1f s per scan)\n",
-                fp1, fp1 * s.views, bp1, bp1 * s.views);
-    std::printf("cpu branchless %2d threads: projection %8.3f s/view (%8.1f s per scan), backprojection %8.3f s/view (%8.1f s per scan)\n",
-                cores, fpn, fpn * s.views, bpn, bpn * s.views);
+    struct PerScan {
+        double fixed, per_view;
+        double scan(int views) const { return fixed + per_view * views; }
+    };
+    auto perScan = [&](double t_one, double t_subset) {
+        const double per_view = cpu_views > 1 ? (t_subset - t_one) / (cpu_views - 1) : t_subset;
+        return PerScan{std::max(0.0, t_one - per_view), per_view};
+    };
+    const PerScan fp1 = perScan(seconds([&] { cpu_one.project(x.data(), scratch_p.data(), 1); }),
+                                seconds([&] { cpu.project(x.data(), p_cpu.data(), 1); }));
+    const PerScan bp1 = perScan(seconds([&] { cpu_one.backproject(p_cpu.data(), scratch_b.data(), 1); }),
+                                seconds([&] { cpu.backproject(p_cpu.data(), b_cpu.data(), 1); }));
+    const PerScan fpn = perScan(seconds([&] { cpu_one.project(x.data(), scratch_p.data(), 0); }),
+                                seconds([&] { cpu.project(x.data(), scratch_p.data(), 0); }));
+    const PerScan bpn = perScan(seconds([&] { cpu_one.backproject(p_cpu.data(), scratch_b.data(), 0); }),
+                                seconds([&] { cpu.backproject(p_cpu.data(), scratch_b.data(), 0); }));
+    for (int pass = 0; pass < 2; ++pass) {
+        const PerScan& f = pass ? fpn : fp1;
+        const PerScan& b = pass ? bpn : bp1;
+        std::printf("cpu branchless %2d thread(s): projection %.3f s + %.3f s/view = %.1f s per scan; "
+                    "backprojection %.3f s + %.3f s/view = %.1f s per scan\n",
+                    pass ? cores : 1, f.fixed, f.per_view, f.scan(s.views), b.fixed, b.per_view, b.scan(s.views));
+    }
 
     const double voxel_views = double(full.volume.voxels()) * s.views;
     std::printf("%-8s %-4s %10s %10s %9s %10s %10s %10s %10s %10s %10s %10s\n", "interp", "dir", "kernel_ms", "whole_ms",
@@ -195,15 +215,16 @@ void run(const Size& s, int cpu_views, int repeat) {
         const double mismatch = std::abs(lhs - rhs) / std::abs(lhs);
         auto row = [&](const char* dir, double k, double w, double cpu1, double cpun, double astra, const Errors& e) {
             std::printf("%-8s %-4s %10.1f %10.1f %9.1f %9.0fx %9.1fx %9.1fx %10.2e %10.2e %10.2e\n", name, dir, k * 1e3,
-                        w * 1e3, voxel_views / k * 1e-9, cpu1 * s.views / w, cpun * s.views / w, astra / w, e.max_rel,
+                        w * 1e3, voxel_views / k * 1e-9, cpu1 / w, cpun / w, astra / w, e.max_rel,
                         e.rms_rel, mismatch);
         };
-        row("FP", kfp, whole_fp, fp1, fpn, s.astra_fp_s, efp);
-        row("BP", kbp, whole_bp, bp1, bpn, s.astra_bp_s, ebp);
+        row("FP", kfp, whole_fp, fp1.scan(s.views), fpn.scan(s.views), s.astra_fp_s, efp);
+        row("BP", kbp, whole_bp, bp1.scan(s.views), bpn.scan(s.views), s.astra_bp_s, ebp);
         std::printf("%-8s      kernel-only speed-up vs CPU 1 thread: FP %.0fx, BP %.0fx; vs %d threads: FP %.1fx, BP %.1fx\n",
-                    name, fp1 * s.views / kfp, bp1 * s.views / kbp, cores, fpn * s.views / kfp, bpn * s.views / kbp);
+                    name, fp1.scan(s.views) / kfp, bp1.scan(s.views) / kbp, cores, fpn.scan(s.views) / kfp,
+                    bpn.scan(s.views) / kbp);
     }
-    std::printf("(x_cpu1, x_cpu_all: whole GPU call vs the CPU's seconds per view times %d views; x_astra: vs issue 18's\n"
+    std::printf("(x_cpu1, x_cpu_all: whole GPU call vs the CPU's seconds per scan of %d views; x_astra: vs issue 18's\n"
                 " ASTRA 2.5.0 whole-call figures on one H100, %.2f s FP and %.2f s BP, not measured in this run;\n"
                 " err: GPU vs CPU (float64 inside) on the CPU's views, relative to the largest value / rms; Gvv/s: 1e9\n"
                 " voxel-views per second, kernel-only)\n",

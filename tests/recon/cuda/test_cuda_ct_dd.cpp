@@ -3,7 +3,9 @@
 // adjoint identity on the device; the operator on the CUDA backend's complex vectors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <random>
 #include <vector>
