@@ -255,6 +255,7 @@ int main(int argc, char** argv) {
             return arg == "--help" ? 0 : 2;
         }
     }
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows reach a pipe as they are printed
     if (cuda::deviceCount() == 0) {
         std::printf("ct_dd_bench: no CUDA device\n");
         return 77;
