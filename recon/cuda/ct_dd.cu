@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -26,6 +28,7 @@ struct DeviceTables {
     const float* len_inplane2;
     const float* vz;
     const float* row_height;
+    const int* axis;  // per view: the slicing axis a
     float z0, pv_over_dz, vz0_over_pvdz;
     float dso, dsd, u_first_edge, pixel_u;
     float edge[3], voxel[3];
@@ -104,6 +107,7 @@ __global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* 
 // Weighted: w = the ray length per slice of view q, column p, row m (the adjoint's integral along v).
 struct Lines {
     int P, Q, n;
+    int q0;  // Weighted: line q belongs to view q0 + q
     std::size_t ip, iq, op, oq, in_base, out_base, in_step, out_step;
 };
 template <bool Weighted>
@@ -115,7 +119,7 @@ __global__ void centredPrefixKernel(Lines l, const float* in, float* out, Device
     float* dst = out + l.out_base + p * l.op + q * l.oq;
     float scale = 1.0f, inplane2 = 0.0f;
     if (Weighted) {
-        const std::size_t col = std::size_t(q) * t.nu + p;
+        const std::size_t col = std::size_t(l.q0 + q) * t.nu + p;
         scale = t.len_scale[col];
         inplane2 = t.len_inplane2[col];
     }
@@ -150,100 +154,90 @@ __device__ __forceinline__ float sampleColumn(cudaTextureObject_t tex, const flo
     }
 }
 
-// Exclusive prefix sum over the block (blockDim.x a multiple of 32, at most 1024).
-__device__ float blockExclusiveScan(float v, float* warp_totals) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    float x = v;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const float y = __shfl_up_sync(0xffffffffu, x, o);
-        if (lane >= o) x += y;
-    }
-    if (lane == 31) warp_totals[warp] = x;
-    __syncthreads();
-    if (warp == 0) {
-        float w = lane < warps ? warp_totals[lane] : 0.0f;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const float y = __shfl_up_sync(0xffffffffu, w, o);
-            if (lane >= o) w += y;
-        }
-        warp_totals[lane] = w;
-    }
-    __syncthreads();
-    return (warp > 0 ? warp_totals[warp - 1] : 0.0f) + x - v;
-}
+// z voxels one backprojection thread accumulates: neighbouring voxels of a column share
+// their z boundary, so kStrip voxels take kStrip + 1 samples per detector column.
+constexpr int kStrip = 8;
 
-constexpr int kBackThreads = 256;
-
-// One block per (z row k, slice i) of axis A, over that axis's views; the voxels (i, ·, k)
-// gather every view's contribution in shared memory and are written once.
-template <bool Hardware, int A>
-__global__ void __launch_bounds__(kBackThreads) backprojectKernel(DeviceTables t, const int* views, int view_count,
-                                                                  cudaTextureObject_t tex, const float* r, float* volume,
-                                                                  bool accumulate) {
-    extern __shared__ float shared[];
-    const int nu = t.nu, nb = t.n[1 - A], na = t.n[A];
-    float* K = shared;          // nu + 1: the column sums' running total over u
-    float* B = K + nu + 1;      // nb + 1: K at the voxel boundaries
-    float* acc = B + nb + 1;    // nb
-    float* warp_totals = acc + nb;  // 32
-    const int k = blockIdx.x, i = blockIdx.y;
-    for (int j = threadIdx.x; j < nb; j += blockDim.x) acc[j] = 0.0f;
-    const float di = float(i) - 0.5f * float(na - 1);
-    const float plane = t.edge[A] + (float(i) + 0.5f) * t.voxel[A];
-    const int chunk = (nu + blockDim.x - 1) / blockDim.x;
-    const int first = min(int(threadIdx.x) * chunk, nu), last = min(first + chunk, nu);
-    for (int n = 0; n < view_count; ++n) {
-        const int view = views[n];
-        // (1) The weighted projection's integral over the voxel's z range, per column:
-        // voxel boundaries k, k + 1 in the column's cell units γ = (ζ − ζ_0) / Δζ.
-        float local = 0.0f;
-        for (int iu = first; iu < last; ++iu) {
-            const std::size_t col = std::size_t(view) * nu + iu;
-            float g0 = 0.0f, g1 = 1.0f;
-            if (!t.planar) {
-                const float inv = 1.0f / (fmaf(t.tc1[col], float(i), t.tc0[col]) * t.pv_over_dz);
-                g0 = fmaf(float(k) + t.z0, inv, -t.vz0_over_pvdz);
-                g1 = fmaf(float(k + 1) + t.z0, inv, -t.vz0_over_pvdz);
-            }
-            const float h = sampleColumn<Hardware>(tex, r, nu, t.nv, view, iu, g1) -
-                            sampleColumn<Hardware>(tex, r, nu, t.nv, view, iu, g0);
-            K[iu + 1] = h;
-            local += h;
-        }
-        float run = blockExclusiveScan(local, warp_totals);
-        for (int iu = first; iu < last; ++iu) {
-            run += K[iu + 1];
-            K[iu + 1] = run;
-        }
-        if (threadIdx.x == 0) K[0] = 0.0f;
-        __syncthreads();
-        // (2) The running total at each in-plane voxel boundary, mapped onto the detector's
-        // cell coordinate μ (piecewise linear through μ(η_m) = m, exact within each cell).
+// The adjoint, gathered voxel by voxel without atomics or barriers. One thread per (x, y)
+// and kStrip voxels along z loops over the views [v0, v1), its sums in registers, and
+// writes each voxel once. Per view it computes what the projector's transpose gives the
+// voxel (i, j, k) of that view's slicing axis:
+//   Σ_c w_c · H(c, k),   H(c, k) = R(c, γ_c(k + 1)) − R(c, γ_c(k)),
+// R being column c's integral along v of the projection weighted by L (the `columns`
+// table), γ_c(k) the voxel boundary k in column c's cell units, and w_c the length of
+// column c's η range that voxel j's in-plane extent covers, per unit of the column:
+// with μ(j) the detector cell coordinate of boundary j (piecewise linear through the
+// cells' u edges, exact within each cell) and K(μ) = Σ_{c < ⌊μ⌋} H(c) + frac(μ) H(⌊μ⌋),
+// the voxel takes K(μ(j + 1)) − K(μ(j)); only the 2 or 3 columns between μ(j) and
+// μ(j + 1) have non-zero weights, so no scan over the detector row is needed.
+template <bool Hardware>
+__global__ void __launch_bounds__(128) backprojectKernel(DeviceTables t, int v0, int v1, cudaTextureObject_t tex,
+                                                         const float* r, float* volume, bool accumulate) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int k0 = blockIdx.z * kStrip;
+    if (x >= t.n[0] || y >= t.n[1]) return;
+    const int nu = t.nu;
+    float acc[kStrip] = {};
+    for (int view = v0; view < v1; ++view) {
+        // The view's slicing axis a is the same for every thread (no divergence): slice i
+        // along a, in-slice index j along b.
+        const int a = __ldg(t.axis + view);
+        const int i = a == 0 ? x : y, j = a == 0 ? y : x;
+        const float di = float(i) - 0.5f * float(a == 0 ? t.n[0] - 1 : t.n[1] - 1);
+        const float plane = a == 0 ? fmaf(float(i) + 0.5f, t.voxel[0], t.edge[0]) : fmaf(float(i) + 0.5f, t.voxel[1], t.edge[1]);
+        const float edge_b = a == 0 ? t.edge[1] : t.edge[0], voxel_b = a == 0 ? t.voxel[1] : t.voxel[0];
         const std::size_t m0 = std::size_t(view) * (nu + 1);
-        const float cb = t.cos_beta[view], sb = t.sin_beta[view];
-        const float sign = (fmaf(t.eta1[m0 + nu], di, t.eta_mid[m0 + nu]) >= fmaf(t.eta1[m0], di, t.eta_mid[m0])) ? 1.0f : -1.0f;
-        for (int j = threadIdx.x; j <= nb; j += blockDim.x) {
-            const float b = t.edge[1 - A] + float(j) * t.voxel[1 - A];
-            const float x = A == 0 ? plane : b, y = A == 0 ? b : plane;
-            const float xi = x * cb + y * sb, psi = y * cb - x * sb;
+        const float cb = __ldg(t.cos_beta + view), sb = __ldg(t.sin_beta + view);
+        // μ at in-plane voxel boundary jb: its detector u (the ray from the source), the cell m
+        // holding it, then linear in η within that cell.
+        auto muAt = [&](int jb) {
+            const float b = edge_b + float(jb) * voxel_b;
+            const float px = a == 0 ? plane : b, py = a == 0 ? b : plane;
+            const float xi = px * cb + py * sb, psi = py * cb - px * sb;
             const float u = psi * t.dsd / (t.dso - xi);
             const int m = min(max(int(floorf((u - t.u_first_edge) / t.pixel_u)), 0), nu - 1);
-            const float em = fmaf(t.eta1[m0 + m], di, t.eta_mid[m0 + m]);
-            const float em1 = fmaf(t.eta1[m0 + m + 1], di, t.eta_mid[m0 + m + 1]);
-            const float mu = fminf(fmaxf(float(m) + (float(j) - em) / (em1 - em), 0.0f), float(nu));
-            const int c = min(int(mu), nu - 1);
-            B[j] = fmaf(mu - float(c), K[c + 1] - K[c], K[c]);
+            const float em = fmaf(__ldg(t.eta1 + m0 + m), di, __ldg(t.eta_mid + m0 + m));
+            const float em1 = fmaf(__ldg(t.eta1 + m0 + m + 1), di, __ldg(t.eta_mid + m0 + m + 1));
+            return fminf(fmaxf(float(m) + (float(jb) - em) / (em1 - em), 0.0f), float(nu));
+        };
+        float mu0 = muAt(j), mu1 = muAt(j + 1);
+        // The projector's orientation: η falls with u on some views, and then so does μ with j.
+        float s = (fmaf(__ldg(t.eta1 + m0 + nu), di, __ldg(t.eta_mid + m0 + nu)) >=
+                   fmaf(__ldg(t.eta1 + m0), di, __ldg(t.eta_mid + m0)))
+                      ? 1.0f
+                      : -1.0f;
+        if (mu1 < mu0) {
+            const float swap = mu0;
+            mu0 = mu1;
+            mu1 = swap;
+            s = -s;
         }
-        __syncthreads();
-        for (int j = threadIdx.x; j < nb; j += blockDim.x) acc[j] += sign * (B[j + 1] - B[j]);
-        __syncthreads();  // K and B are rewritten by the next view
+        const int c0 = min(int(mu0), nu - 1), c1 = min(int(mu1), nu - 1);
+        const float f0 = mu0 - float(c0), f1 = mu1 - float(c1);
+        for (int c = c0; c <= c1; ++c) {
+            const float w = s * ((c < c1 ? 1.0f : f1) - (c == c0 ? f0 : 0.0f));
+            float inv = 0.0f;
+            if (!t.planar) {
+                const std::size_t col = std::size_t(view) * nu + c;
+                inv = 1.0f / (fmaf(__ldg(t.tc1 + col), float(i), __ldg(t.tc0 + col)) * t.pv_over_dz);
+            }
+            // Boundary k in column c's cell units (the planar case: the slice's whole height).
+            auto gamma = [&](int k) { return t.planar ? float(k) : fmaf(float(k) + t.z0, inv, -t.vz0_over_pvdz); };
+            float previous = sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, gamma(k0));
+#pragma unroll
+            for (int q = 0; q < kStrip; ++q) {
+                const float next = sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, gamma(k0 + q + 1));
+                acc[q] = fmaf(w, next - previous, acc[q]);
+                previous = next;
+            }
+        }
     }
-    for (int j = threadIdx.x; j < nb; j += blockDim.x) {
-        const std::size_t at = A == 0 ? i + std::size_t(t.n[0]) * (j + std::size_t(t.n[1]) * k)
-                                      : j + std::size_t(t.n[0]) * (i + std::size_t(t.n[1]) * k);
-        volume[at] = accumulate ? volume[at] + acc[j] : acc[j];
+#pragma unroll
+    for (int q = 0; q < kStrip; ++q) {
+        const int k = k0 + q;
+        if (k >= t.n[2]) break;
+        const std::size_t at = std::size_t(x) + std::size_t(t.n[0]) * (y + std::size_t(t.n[1]) * k);
+        volume[at] = accumulate ? volume[at] + acc[q] : acc[q];
     }
 }
 
@@ -297,12 +291,14 @@ public:
         }
         return *this;
     }
-    // Copies a linear device array of the same extent (x fastest) in, on `stream`.
-    void fill(const float* linear, cudaStream_t stream) {
+    // Copies a linear device array (x fastest) into layers [z0, z0 + depth) (depth < 0: all), on `stream`.
+    void fill(const float* linear, cudaStream_t stream, int z0 = 0, int depth = -1) {
         cudaMemcpy3DParms p{};
         p.srcPtr = make_cudaPitchedPtr(const_cast<float*>(linear), extent_.width * sizeof(float), extent_.width, extent_.height);
         p.dstArray = array_;
+        p.dstPos = make_cudaPos(0, 0, std::size_t(z0));
         p.extent = extent_;
+        if (depth >= 0) p.extent.depth = std::size_t(depth);
         p.kind = cudaMemcpyDeviceToDevice;
         check(cudaMemcpy3DAsync(&p, stream), "copy into a texture array");
     }
@@ -322,28 +318,120 @@ private:
 
 unsigned blocksFor(std::size_t n, unsigned threads) { return unsigned((n + threads - 1) / threads); }
 
+// Page-locked host memory: the copy engines read and write it while kernels run, which
+// pageable memory does not allow (the driver stages that through its own buffer, in line).
+class PinnedBuffer {
+public:
+    PinnedBuffer() = default;
+    PinnedBuffer(std::size_t floats, const char* what) : n_(floats) {
+        const cudaError_t status = cudaHostAlloc(&p_, floats * sizeof(float), cudaHostAllocDefault);
+        if (status == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            p_ = nullptr;
+            throw OutOfMemory(what, floats * sizeof(float));
+        }
+        check(status, what);
+    }
+    ~PinnedBuffer() {
+        if (p_) cudaFreeHost(p_);
+    }
+    PinnedBuffer(PinnedBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+    PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+        std::swap(p_, o.p_);
+        std::swap(n_, o.n_);
+        return *this;
+    }
+    float* data() { return static_cast<float*>(p_); }
+    std::size_t size() const { return n_; }
+
+private:
+    void* p_ = nullptr;
+    std::size_t n_ = 0;
+};
+
+class Event {
+public:
+    Event() { check(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming), "CT DD: an event"); }
+    ~Event() { cudaEventDestroy(e_); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    cudaEvent_t get() const { return e_; }
+
+private:
+    cudaEvent_t e_ = nullptr;
+};
+
+// memcpy on up to 8 host threads: one core moves pageable memory at a fraction of what
+// the memory system and the PCIe link carry, and the host copies bound the whole calls.
+void parallelCopy(float* dst, const float* src, std::size_t n) {
+    constexpr std::size_t kPiece = std::size_t(1) << 20;  // floats worth a thread of its own
+    const std::size_t hw = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t workers = std::min({std::size_t(8), hw, (n + kPiece - 1) / kPiece});
+    if (workers <= 1) {
+        std::memcpy(dst, src, n * sizeof(float));
+        return;
+    }
+    const std::size_t share = (n + workers - 1) / workers;
+    std::vector<std::thread> threads;
+    for (std::size_t w = 1; w < workers; ++w) {
+        const std::size_t begin = std::min(n, w * share), count = std::min(n, begin + share) - begin;
+        threads.emplace_back([=] { std::memcpy(dst + begin, src + begin, count * sizeof(float)); });
+    }
+    std::memcpy(dst, src, share * sizeof(float));
+    for (std::thread& t : threads) t.join();
+}
+
+// Views per piece of a host call's projections: a dozen pieces let the copies of one overlap
+// the kernels of another, while each backprojection pass still sums many views in registers.
+constexpr int kHostPieces = 12;
+
 }  // namespace
 
 struct CudaDdProjector::Impl {
     ct::DdTables host;
     DeviceTables t{};
     std::vector<DeviceBuffer<float>> tables;
-    DeviceBuffer<int> views[2];  // the views that slice across x, across y
-    int view_count[2] = {0, 0};
+    DeviceBuffer<int> axis;         // per view: its slicing axis
+    std::vector<int> view_list[2];  // the views that slice across x, across y (ascending)
+    DeviceBuffer<int> views[2];     // the same on the device
     DeviceBuffer<float> image[2];   // integral images per slicing axis
     FilteredArray image_array[2];
     DeviceBuffer<float> columns;    // the adjoint's weighted integrals along v
     FilteredArray columns_array;
-    DeviceBuffer<float> host_volume, host_projections;  // device sides of the host calls
+    bool hw = false;
 
+    // The host calls: device sides, a copy stream beside the compute stream, two page-locked
+    // staging buffers used in turn, and the events that order them.
+    DeviceBuffer<float> host_volume, host_projections;
+    cudaStream_t copy = nullptr;
+    PinnedBuffer staging[2];
+    std::unique_ptr<Event> staged[2], ready;
+    std::vector<std::unique_ptr<Event>> produced;
+
+    ~Impl() {
+        if (copy) cudaStreamDestroy(copy);
+    }
     std::size_t imageNodes(int a) const {
         return std::size_t(host.n[1 - a] + 1) * (host.n[2] + 1) * host.n[a];
     }
+    std::size_t viewSamples() const { return std::size_t(host.nu) * host.nv; }
+    int pieceViews() const { return std::max(1, (host.views + kHostPieces - 1) / kHostPieces); }
+
+    void buildImages(const float* volume, cudaStream_t s);
+    void projectViews(float* projections, int v0, int v1, cudaStream_t s);
+    void backprojectViews(const float* projections, float* volume, int v0, int v1, bool accumulate, cudaStream_t s);
+    void prepareHostCall(cudaStream_t compute);
+    template <class Arrived>
+    void upload(const float* host_in, float* dev, std::size_t n, std::size_t piece, cudaStream_t compute, Arrived arrived);
+    template <class Produce>
+    void download(const float* dev, float* host_out, std::size_t n, std::size_t piece, cudaStream_t compute,
+                  Produce produce);
 };
 
 CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpolation interpolation, cudaStream_t stream)
     : impl_(std::make_unique<Impl>()), interpolation_(interpolation), stream_(stream) {
     Impl& d = *impl_;
+    d.hw = interpolation == ct::DdInterpolation::Hardware;
     d.host = ct::makeDdTables(geometry);
     const ct::DdTables& h = d.host;
     DeviceTables& t = d.t;
@@ -383,21 +471,21 @@ CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpola
     t.len_inplane2 = table(h.len_inplane2, "CT DD tables");
     t.vz = table(h.vz, "CT DD tables");
     t.row_height = table(h.row_height_mm, "CT DD tables");
+    d.axis = DeviceBuffer<int>(std::size_t(h.views), "CT DD tables");
+    check(cudaMemcpy(d.axis.data(), h.axis.data(), h.axis.size() * sizeof(int), cudaMemcpyHostToDevice), "CT DD tables");
+    t.axis = d.axis.data();
     for (int a = 0; a < 2; ++a) {
-        std::vector<int> list;
+        std::vector<int>& list = d.view_list[a];
         for (int v = 0; v < h.views; ++v)
             if (h.axis[v] == a) list.push_back(v);
-        d.view_count[a] = int(list.size());
         if (list.empty()) continue;
         d.views[a] = DeviceBuffer<int>(list.size(), "CT DD view lists");
         check(cudaMemcpy(d.views[a].data(), list.data(), list.size() * sizeof(int), cudaMemcpyHostToDevice), "CT DD view lists");
         d.image[a] = DeviceBuffer<float>(d.imageNodes(a), "CT DD integral images");
-        if (interpolation == ct::DdInterpolation::Hardware)
-            d.image_array[a] = FilteredArray(h.n[1 - a] + 1, h.n[2] + 1, h.n[a], "CT DD integral-image texture");
+        if (d.hw) d.image_array[a] = FilteredArray(h.n[1 - a] + 1, h.n[2] + 1, h.n[a], "CT DD integral-image texture");
     }
     d.columns = DeviceBuffer<float>(std::size_t(h.views) * h.nu * (h.nv + 1), "CT DD projection integrals");
-    if (interpolation == ct::DdInterpolation::Hardware)
-        d.columns_array = FilteredArray(h.nu, h.nv + 1, h.views, "CT DD projection-integral texture");
+    if (d.hw) d.columns_array = FilteredArray(h.nu, h.nv + 1, h.views, "CT DD projection-integral texture");
 }
 
 CudaDdProjector::~CudaDdProjector() = default;
@@ -409,15 +497,13 @@ std::size_t CudaDdProjector::samples() const {
     return std::size_t(impl_->host.views) * impl_->host.nu * impl_->host.nv;
 }
 
-void CudaDdProjector::project(const float* volume, float* projections) {
-    Impl& d = *impl_;
-    const DeviceTables& t = d.t;
-    const bool hw = interpolation_ == ct::DdInterpolation::Hardware;
+// Both axes' integral images (each axis whose views exist).
+void CudaDdProjector::Impl::buildImages(const float* volume, cudaStream_t s) {
     const int nx = t.n[0], ny = t.n[1], nz = t.n[2];
     for (int a = 0; a < 2; ++a) {
-        if (!d.view_count[a]) continue;
+        if (view_list[a].empty()) continue;
         const int na = t.n[a], nb = t.n[1 - a];
-        float* img = d.image[a].data();
+        float* img = image[a].data();
         // Along b, into rows 1 … n_z of each slice (row 0 is written by the pass along z).
         Lines rows{};
         rows.P = na;
@@ -430,7 +516,7 @@ void CudaDdProjector::project(const float* volume, float* projections) {
         rows.oq = std::size_t(nb + 1);
         rows.out_base = std::size_t(nb + 1);
         rows.out_step = 1;
-        centredPrefixKernel<false><<<blocksFor(std::size_t(na) * nz, 128), 128, 0, stream_>>>(rows, volume, img, t);
+        centredPrefixKernel<false><<<blocksFor(std::size_t(na) * nz, 128), 128, 0, s>>>(rows, volume, img, t);
         checkLaunch("CT DD integral images (rows)");
         Lines cols{};
         cols.P = nb + 1;
@@ -440,79 +526,165 @@ void CudaDdProjector::project(const float* volume, float* projections) {
         cols.iq = cols.oq = std::size_t(nz + 1) * (nb + 1);
         cols.in_base = std::size_t(nb + 1);
         cols.in_step = cols.out_step = std::size_t(nb + 1);
-        centredPrefixKernel<false><<<blocksFor(std::size_t(nb + 1) * na, 128), 128, 0, stream_>>>(cols, img, img, t);
+        centredPrefixKernel<false><<<blocksFor(std::size_t(nb + 1) * na, 128), 128, 0, s>>>(cols, img, img, t);
         checkLaunch("CT DD integral images (columns)");
-        if (hw) d.image_array[a].fill(img, stream_);
+        if (hw) image_array[a].fill(img, s);
+    }
+}
+
+// The projections of views [v0, v1) from the integral images.
+void CudaDdProjector::Impl::projectViews(float* projections, int v0, int v1, cudaStream_t s) {
+    for (int a = 0; a < 2; ++a) {
+        const std::vector<int>& list = view_list[a];
+        const auto first = std::lower_bound(list.begin(), list.end(), v0) - list.begin();
+        const auto count = std::lower_bound(list.begin(), list.end(), v1) - list.begin() - first;
+        if (count <= 0) continue;
+        const int* v = views[a].data() + first;
         const dim3 block(32, 4);
-        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, kCells), block.y), unsigned(d.view_count[a]));
-        const cudaTextureObject_t tex = hw ? d.image_array[a].texture() : 0;
+        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, kCells), block.y), unsigned(count));
+        const cudaTextureObject_t tex = hw ? image_array[a].texture() : 0;
+        const float* img = image[a].data();
         if (a == 0) {
-            if (hw) projectKernel<true, 0><<<grid, block, 0, stream_>>>(t, d.views[0].data(), tex, img, projections);
-            else projectKernel<false, 0><<<grid, block, 0, stream_>>>(t, d.views[0].data(), tex, img, projections);
+            if (hw) projectKernel<true, 0><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else projectKernel<false, 0><<<grid, block, 0, s>>>(t, v, tex, img, projections);
         } else {
-            if (hw) projectKernel<true, 1><<<grid, block, 0, stream_>>>(t, d.views[1].data(), tex, img, projections);
-            else projectKernel<false, 1><<<grid, block, 0, stream_>>>(t, d.views[1].data(), tex, img, projections);
+            if (hw) projectKernel<true, 1><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else projectKernel<false, 1><<<grid, block, 0, s>>>(t, v, tex, img, projections);
         }
         checkLaunch("CT DD projection");
     }
 }
 
-void CudaDdProjector::backproject(const float* projections, float* volume) {
-    Impl& d = *impl_;
-    const DeviceTables& t = d.t;
-    const bool hw = interpolation_ == ct::DdInterpolation::Hardware;
-    Lines v{};
-    v.P = t.nu;
-    v.Q = t.views;
-    v.n = t.nv;
-    v.ip = v.op = 1;
-    v.iq = std::size_t(t.nu) * t.nv;
-    v.oq = std::size_t(t.nu) * (t.nv + 1);
-    v.in_step = v.out_step = std::size_t(t.nu);
-    centredPrefixKernel<true><<<blocksFor(std::size_t(t.nu) * t.views, 128), 128, 0, stream_>>>(v, projections,
-                                                                                              d.columns.data(), t);
+// Views [v0, v1) backprojected into (or, with `accumulate`, added to) the volume: their
+// weighted integrals along v, then one gathering pass over the whole volume.
+void CudaDdProjector::Impl::backprojectViews(const float* projections, float* volume, int v0, int v1, bool accumulate,
+                                             cudaStream_t s) {
+    const std::size_t nu = std::size_t(t.nu), nv = std::size_t(t.nv);
+    Lines l{};
+    l.P = t.nu;
+    l.Q = v1 - v0;
+    l.n = t.nv;
+    l.q0 = v0;
+    l.ip = l.op = 1;
+    l.iq = nu * nv;
+    l.oq = nu * (nv + 1);
+    l.in_base = std::size_t(v0) * nu * nv;
+    l.out_base = std::size_t(v0) * nu * (nv + 1);
+    l.in_step = l.out_step = nu;
+    centredPrefixKernel<true><<<blocksFor(nu * std::size_t(v1 - v0), 128), 128, 0, s>>>(l, projections, columns.data(), t);
     checkLaunch("CT DD projection integrals");
-    if (hw) d.columns_array.fill(d.columns.data(), stream_);
-    const cudaTextureObject_t tex = hw ? d.columns_array.texture() : 0;
-    bool accumulate = false;
-    for (int a = 0; a < 2; ++a) {
-        if (!d.view_count[a]) continue;
-        const int nb = t.n[1 - a];
-        const std::size_t shared = (std::size_t(t.nu) + 1 + 2 * std::size_t(nb) + 1 + 32) * sizeof(float);
-        auto launch = [&](auto kernel) {
-            check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-                  "CT DD backprojection shared memory");
-            kernel<<<dim3(unsigned(t.n[2]), unsigned(t.n[a])), kBackThreads, shared, stream_>>>(
-                t, d.views[a].data(), d.view_count[a], tex, d.columns.data(), volume, accumulate);
-        };
-        if (a == 0) {
-            if (hw) launch(backprojectKernel<true, 0>);
-            else launch(backprojectKernel<false, 0>);
-        } else {
-            if (hw) launch(backprojectKernel<true, 1>);
-            else launch(backprojectKernel<false, 1>);
+    if (hw) columns_array.fill(columns.data() + l.out_base, s, v0, v1 - v0);
+    const cudaTextureObject_t tex = hw ? columns_array.texture() : 0;
+    const dim3 block(32, 4);
+    const dim3 grid(blocksFor(t.n[0], block.x), blocksFor(t.n[1], block.y), blocksFor(t.n[2], kStrip));
+    if (hw) backprojectKernel<true><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
+    else backprojectKernel<false><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
+    checkLaunch("CT DD backprojection");
+}
+
+void CudaDdProjector::project(const float* volume, float* projections) {
+    impl_->buildImages(volume, stream_);
+    impl_->projectViews(projections, 0, impl_->host.views, stream_);
+}
+
+void CudaDdProjector::backproject(const float* projections, float* volume) {
+    impl_->backprojectViews(projections, volume, 0, impl_->host.views, false, stream_);
+}
+
+// The first host call makes the copy stream, events and staging buffers; every call lets
+// the copy stream start only after the work queued so far on the compute stream.
+void CudaDdProjector::Impl::prepareHostCall(cudaStream_t compute) {
+    const std::size_t nx = std::size_t(host.n[0]) * host.n[1] * host.n[2], ns = std::size_t(host.views) * viewSamples();
+    if (host_volume.size() != nx) host_volume = DeviceBuffer<float>(nx, "CT volume");
+    if (host_projections.size() != ns) host_projections = DeviceBuffer<float>(ns, "CT projections");
+    if (!copy) {
+        check(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), "CT DD copy stream");
+        const std::size_t floats = std::max(std::size_t(pieceViews()) * viewSamples(), std::size_t(1) << 20);
+        for (int b = 0; b < 2; ++b) {
+            staging[b] = PinnedBuffer(floats, "CT DD page-locked staging");
+            staged[b] = std::make_unique<Event>();
         }
-        checkLaunch("CT DD backprojection");
-        accumulate = true;
+        ready = std::make_unique<Event>();
     }
+    check(cudaEventRecord(ready->get(), compute), "CT DD host call");
+    check(cudaStreamWaitEvent(copy, ready->get(), 0), "CT DD host call");
+}
+
+// host_in[0, n) to dev in pieces of at most `piece` floats: the host copies piece p + 1 into
+// one staging buffer while the copy engine moves piece p from the other. After piece
+// [begin, end) is queued, `compute` waits for it and arrived(begin, end) queues its work.
+template <class Arrived>
+void CudaDdProjector::Impl::upload(const float* host_in, float* dev, std::size_t n, std::size_t piece,
+                                   cudaStream_t compute, Arrived arrived) {
+    piece = std::min(piece, staging[0].size());
+    for (std::size_t begin = 0, p = 0; begin < n; begin += piece, ++p) {
+        const int b = int(p % 2);
+        const std::size_t count = std::min(piece, n - begin);
+        check(cudaEventSynchronize(staged[b]->get()), "CT DD upload");  // its previous piece has left
+        parallelCopy(staging[b].data(), host_in + begin, count);
+        check(cudaMemcpyAsync(dev + begin, staging[b].data(), count * sizeof(float), cudaMemcpyHostToDevice, copy),
+              "CT DD upload");
+        check(cudaEventRecord(staged[b]->get(), copy), "CT DD upload");
+        check(cudaStreamWaitEvent(compute, staged[b]->get(), 0), "CT DD upload");
+        arrived(begin, begin + count);
+    }
+}
+
+// dev[0, n) to host_out in pieces: produce(begin, end) queues the work that writes that
+// piece on `compute` (all of it first, so that the GPU runs ahead); each piece's copy waits
+// for its own work only, and the host copies piece p out of its staging buffer while the
+// copy engine brings piece p + 1.
+template <class Produce>
+void CudaDdProjector::Impl::download(const float* dev, float* host_out, std::size_t n, std::size_t piece,
+                                     cudaStream_t compute, Produce produce) {
+    piece = std::min(piece, staging[0].size());
+    const std::size_t pieces = (n + piece - 1) / piece;
+    while (produced.size() < pieces) produced.push_back(std::make_unique<Event>());
+    for (std::size_t p = 0; p < pieces; ++p) {
+        produce(p * piece, std::min(n, (p + 1) * piece));
+        check(cudaEventRecord(produced[p]->get(), compute), "CT DD download");
+    }
+    auto copyOut = [&](std::size_t p) {
+        const int b = int(p % 2);
+        check(cudaEventSynchronize(staged[b]->get()), "CT DD download");
+        const std::size_t begin = p * piece;
+        parallelCopy(host_out + begin, staging[b].data(), std::min(piece, n - begin));
+    };
+    for (std::size_t p = 0; p < pieces; ++p) {
+        const int b = int(p % 2);  // free: its previous piece was copied out below, one turn ago
+        const std::size_t begin = p * piece;
+        check(cudaStreamWaitEvent(copy, produced[p]->get(), 0), "CT DD download");
+        check(cudaMemcpyAsync(staging[b].data(), dev + begin, std::min(piece, n - begin) * sizeof(float),
+                              cudaMemcpyDeviceToHost, copy),
+              "CT DD download");
+        check(cudaEventRecord(staged[b]->get(), copy), "CT DD download");
+        if (p > 0) copyOut(p - 1);
+    }
+    if (pieces > 0) copyOut(pieces - 1);
 }
 
 void CudaDdProjector::projectHost(const float* volume, float* projections) {
     Impl& d = *impl_;
-    if (d.host_volume.size() != voxels()) d.host_volume = DeviceBuffer<float>(voxels(), "CT volume");
-    if (d.host_projections.size() != samples()) d.host_projections = DeviceBuffer<float>(samples(), "CT projections");
-    d.host_volume.upload(volume, voxels(), stream_);
-    project(d.host_volume.data(), d.host_projections.data());
-    d.host_projections.download(projections, samples(), stream_);
+    d.prepareHostCall(stream_);
+    d.upload(volume, d.host_volume.data(), voxels(), d.staging[0].size(), stream_, [](std::size_t, std::size_t) {});
+    d.buildImages(d.host_volume.data(), stream_);
+    const std::size_t per_view = d.viewSamples();
+    d.download(d.host_projections.data(), projections, samples(), std::size_t(d.pieceViews()) * per_view, stream_,
+               [&](std::size_t begin, std::size_t end) {
+                   d.projectViews(d.host_projections.data(), int(begin / per_view), int(end / per_view), stream_);
+               });
 }
 
 void CudaDdProjector::backprojectHost(const float* projections, float* volume) {
     Impl& d = *impl_;
-    if (d.host_volume.size() != voxels()) d.host_volume = DeviceBuffer<float>(voxels(), "CT volume");
-    if (d.host_projections.size() != samples()) d.host_projections = DeviceBuffer<float>(samples(), "CT projections");
-    d.host_projections.upload(projections, samples(), stream_);
-    backproject(d.host_projections.data(), d.host_volume.data());
-    d.host_volume.download(volume, voxels(), stream_);
+    d.prepareHostCall(stream_);
+    const std::size_t per_view = d.viewSamples();
+    d.upload(projections, d.host_projections.data(), samples(), std::size_t(d.pieceViews()) * per_view, stream_,
+             [&](std::size_t begin, std::size_t end) {
+                 const int v0 = int(begin / per_view), v1 = int(end / per_view);
+                 d.backprojectViews(d.host_projections.data(), d.host_volume.data(), v0, v1, v0 > 0, stream_);
+             });
+    d.download(d.host_volume.data(), volume, voxels(), d.staging[0].size(), stream_, [](std::size_t, std::size_t) {});
 }
 
 // ---------------------------------------------------------------- the operator's glue
