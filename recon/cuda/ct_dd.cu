@@ -59,11 +59,14 @@ __device__ __forceinline__ float sampleImage(cudaTextureObject_t tex, const floa
 
 // Rows of detector cells one thread accumulates: neighbouring cells in a column share
 // their v boundary, so kCells cells take 2 (kCells + 1) samples per slice instead of 4 kCells.
-constexpr int kCells = 4;
+// The texture path keeps 4: its unrolled fetches hold more registers, and 8 spills there.
+template <bool Hardware>
+constexpr int kCellsFor = Hardware ? 4 : 8;
 
 template <bool Hardware, int A>
 __global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* views, cudaTextureObject_t tex,
                                                      const float* img, float* proj) {
+    constexpr int kCells = kCellsFor<Hardware>;
     const int iu = blockIdx.x * blockDim.x + threadIdx.x;
     const int iv0 = (blockIdx.y * blockDim.y + threadIdx.y) * kCells;
     const int view = views[blockIdx.z];
@@ -156,7 +159,7 @@ __device__ __forceinline__ float sampleColumn(cudaTextureObject_t tex, const flo
 
 // z voxels one backprojection thread accumulates: neighbouring voxels of a column share
 // their z boundary, so kStrip voxels take kStrip + 1 samples per detector column.
-constexpr int kStrip = 8;
+constexpr int kStrip = 16;
 
 // The adjoint, gathered voxel by voxel without atomics or barriers. One thread per (x, y)
 // and kStrip voxels along z loops over the views [v0, v1), its sums in registers, and
@@ -541,7 +544,7 @@ void CudaDdProjector::Impl::projectViews(float* projections, int v0, int v1, cud
         if (count <= 0) continue;
         const int* v = views[a].data() + first;
         const dim3 block(32, 4);
-        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, kCells), block.y), unsigned(count));
+        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, hw ? kCellsFor<true> : kCellsFor<false>), block.y), unsigned(count));
         const cudaTextureObject_t tex = hw ? image_array[a].texture() : 0;
         const float* img = image[a].data();
         if (a == 0) {
@@ -575,7 +578,10 @@ void CudaDdProjector::Impl::backprojectViews(const float* projections, float* vo
     checkLaunch("CT DD projection integrals");
     if (hw) columns_array.fill(columns.data() + l.out_base, s, v0, v1 - v0);
     const cudaTextureObject_t tex = hw ? columns_array.texture() : 0;
-    const dim3 block(32, 4);
+    // Warps of 8 x 4 voxels in (x, y): a warp along x alone would hold 32 slices of the views
+    // that slice across x, whose columns and rows spread over many cache lines; a square tile
+    // reads few lines for either axis's views.
+    const dim3 block(8, 16);
     const dim3 grid(blocksFor(t.n[0], block.x), blocksFor(t.n[1], block.y), blocksFor(t.n[2], kStrip));
     if (hw) backprojectKernel<true><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
     else backprojectKernel<false><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);

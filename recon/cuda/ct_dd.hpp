@@ -12,10 +12,14 @@
 // Backprojection is the projector's exact adjoint, gathered voxel by voxel without
 // atomics: the detector cell's v footprint scales with its column, so one 2D integral
 // image of a view cannot serve every voxel exactly. The adjoint factors instead into two
-// 1D passes: (1) per view, the integral along v of the weighted projection, sampled at
-// each voxel's z boundaries mapped into each column (texture or software), differenced;
-// (2) per slice and z row, a block scan of those over u in shared memory, sampled at the
-// voxel's in-plane boundaries mapped onto the detector, differenced.
+// 1D parts: (1) per view, the integral along v of the weighted projection (a scan per
+// column); (2) one thread per (x, y) and 16 voxels along z loops over the views in
+// registers: it samples that integral at its z boundaries mapped into each of the 2 or 3
+// columns its in-plane extent covers (texture or software), differences, and weighs each
+// column by the covered part of it (the in-plane boundaries mapped onto the detector).
+//
+// The host calls pipeline their transfers in pieces of views through page-locked staging
+// buffers and a copy stream, so that copies overlap the kernels.
 #pragma once
 
 #include <cuda_runtime.h>
