@@ -54,6 +54,27 @@ void DdProjector::pathFactors(std::size_t view, std::vector<double>& path) const
         }
 }
 
+// DD's sweep: two sorted lists of boundaries (a row of voxels' shadows and the detector's cell
+// edges), walked together; each step visits the overlap of the current voxel and cell and
+// advances whichever ends first. O(voxels + cells) per row, no search.
+template <class Visit>
+void sweepOverlaps(const double* voxel_edges, int voxels, double cell_edge0, double pitch, int cells, Visit&& visit) {
+    int m = 0, k = 0;
+    // Skip the voxels wholly before the detector and the cells wholly before the voxels.
+    while (m < voxels && voxel_edges[m + 1] <= cell_edge0) ++m;
+    if (m == voxels) return;
+    if (voxel_edges[m] > cell_edge0) k = std::max(0, cellOf(voxel_edges[m], cell_edge0, pitch, cells));
+    while (m < voxels && k < cells) {
+        const double cell_lo = cell_edge0 + k * pitch, cell_hi = cell_lo + pitch;
+        const double overlap = std::min(voxel_edges[m + 1], cell_hi) - std::max(voxel_edges[m], cell_lo);
+        if (overlap > 0) visit(m, k, overlap / pitch);
+        if (voxel_edges[m + 1] < cell_hi)
+            ++m;
+        else
+            ++k;
+    }
+}
+
 template <class Visit>
 void DdProjector::visitSlice(std::size_t view, int slice, const std::vector<double>& path, Visit&& visit) const {
     const ConeBeamGeometry& beam = geometry_.beam;
@@ -68,58 +89,54 @@ void DdProjector::visitSlice(std::size_t view, int slice, const std::vector<doub
     const std::size_t view_offset = view * std::size_t(nu) * nv;
     const int columns = x_dominant ? ny : nx;
     const int column_axis = x_dominant ? 1 : 0;
-    const double half = 0.5 * vol.voxel_mm[column_axis];
 
-    // The v overlaps of one voxel column: (voxel z, row, fraction of the row).
+    // The columns' boundaries across the rays, on the slice's mid-plane, projected to u. Along
+    // the slice u is monotonic (the plane does not reach the source); sorted increasing, with
+    // `order` mapping a sorted position back to the column.
+    thread_local std::vector<double> u_edges, z_edges, v_edges;
+    u_edges.resize(columns + 1);
+    const double fixed = vol.centre(x_dominant ? 0 : 1, slice);
+    for (int m = 0; m <= columns; ++m) {
+        const double t = vol.centre(column_axis, 0) + (m - 0.5) * vol.voxel_mm[column_axis];
+        const double x = x_dominant ? fixed : t, y = x_dominant ? t : fixed;
+        u_edges[m] = dsd * (-x * s + y * c) / (dso - (x * c + y * s));
+    }
+    const bool reversed = u_edges[columns] < u_edges[0];
+    if (reversed) std::reverse(u_edges.begin(), u_edges.end());
+    if (!planar_) {
+        z_edges.resize(nz + 1);
+        for (int k = 0; k <= nz; ++k) z_edges[k] = vol.centre(2, 0) + (k - 0.5) * vol.voxel_mm[2];
+        v_edges.resize(nz + 1);
+    }
+
+    int current = -1;  // the column whose v overlaps are listed
     struct Overlap {
         int k, iv;
         double w;
     };
-    std::vector<Overlap> v_overlaps;
-    v_overlaps.reserve(std::size_t(nz) * 3);
-
-    for (int col = 0; col < columns; ++col) {
+    thread_local std::vector<Overlap> v_overlaps;
+    sweepOverlaps(u_edges.data(), columns, u_edge0, pu, nu, [&](int m, int iu, double wu) {
+        const int col = reversed ? columns - 1 - m : m;
         const int i = x_dominant ? slice : col, j = x_dominant ? col : slice;
-        const double x = vol.centre(0, i), y = vol.centre(1, j);
-        // The column's boundaries across the rays, on the slice's mid-plane, projected to u.
-        double bx[2] = {x, x}, by[2] = {y, y};
-        (x_dominant ? by : bx)[0] -= half;
-        (x_dominant ? by : bx)[1] += half;
-        double u_b[2];
-        for (int e = 0; e < 2; ++e) u_b[e] = dsd * (-bx[e] * s + by[e] * c) / (dso - (bx[e] * c + by[e] * s));
-        const double u_lo = std::min(u_b[0], u_b[1]), u_hi = std::max(u_b[0], u_b[1]);
-        const int iu_first = std::max(0, cellOf(u_lo, u_edge0, pu, nu));
-        const int iu_last = std::min(nu - 1, cellOf(u_hi, u_edge0, pu, nu));
-        if (iu_first > iu_last) continue;
-
-        v_overlaps.clear();
         if (planar_) {
-            v_overlaps.push_back({0, 0, 1.0});
-        } else {
-            const double magnification = dsd / (dso - (x * c + y * s));
-            for (int k = 0; k < nz; ++k) {
-                const double v_lo = (vol.centre(2, k) - 0.5 * vol.voxel_mm[2]) * magnification;
-                const double v_hi = (vol.centre(2, k) + 0.5 * vol.voxel_mm[2]) * magnification;
-                const int first = std::max(0, cellOf(v_lo, v_edge0, pv, nv));
-                const int last = std::min(nv - 1, cellOf(v_hi, v_edge0, pv, nv));
-                for (int iv = first; iv <= last; ++iv) {
-                    const double e0 = v_edge0 + iv * pv;
-                    const double overlap = std::min(v_hi, e0 + pv) - std::max(v_lo, e0);
-                    if (overlap > 0) v_overlaps.push_back({k, iv, overlap / pv});
-                }
-            }
+            const std::size_t pixel = iu;
+            visit(std::size_t(j) * nx + i, view_offset + pixel, wu * path[pixel]);
+            return;
         }
-        for (int iu = iu_first; iu <= iu_last; ++iu) {
-            const double e0 = u_edge0 + iu * pu;
-            const double overlap = std::min(u_hi, e0 + pu) - std::max(u_lo, e0);
-            if (overlap <= 0) continue;
-            const double wu = overlap / pu;
-            for (const Overlap& o : v_overlaps) {
-                const std::size_t pixel = std::size_t(o.iv) * nu + iu;
-                visit((std::size_t(o.k) * ny + j) * nx + i, view_offset + pixel, wu * o.w * path[pixel]);
-            }
+        if (col != current) {
+            // The column's z boundaries projected to v from its centre (the separable form).
+            current = col;
+            const double magnification = dsd / (dso - (vol.centre(0, i) * c + vol.centre(1, j) * s));
+            for (int k = 0; k <= nz; ++k) v_edges[k] = z_edges[k] * magnification;
+            v_overlaps.clear();
+            sweepOverlaps(v_edges.data(), nz, v_edge0, pv, nv,
+                          [&](int k, int iv, double wv) { v_overlaps.push_back({k, iv, wv}); });
         }
-    }
+        for (const Overlap& o : v_overlaps) {
+            const std::size_t pixel = std::size_t(o.iv) * nu + iu;
+            visit((std::size_t(o.k) * ny + j) * nx + i, view_offset + pixel, wu * o.w * path[pixel]);
+        }
+    });
 }
 
 void DdProjector::forward(const cdouble* volume, cdouble* projections) const {

@@ -13,7 +13,7 @@ namespace recon::ct {
 double defaultLambda(RegularizerKind prior) {
     switch (prior) {
         case RegularizerKind::Tikhonov: return 1e-3;
-        case RegularizerKind::FiniteDifference: return 0.01;
+        case RegularizerKind::FiniteDifference: return 0.1;
         case RegularizerKind::TotalVariation: return 2e-4;  // 1/mm: about 1 % of water's attenuation
         default: break;
     }
