@@ -185,19 +185,24 @@ double DdProjector::weightedTrace(const std::vector<double>& pixel_weights) cons
         throw InputError("DD projector: " + std::to_string(pixel_weights.size()) + " pixel weights for " +
                          std::to_string(beam.samples()) + " detector samples");
     const long long views = static_cast<long long>(beam.views());
-    double trace = 0;
-#pragma omp parallel num_threads(threads()) reduction(+ : trace)
+    // One partial sum per view, added in view order: the same s whatever the thread count.
+    std::vector<double> per_view(beam.views(), 0.0);
+#pragma omp parallel num_threads(threads())
     {
         std::vector<double> path;
 #pragma omp for schedule(dynamic, 1)
         for (long long view = 0; view < views; ++view) {
             pathFactors(view, path);
+            double sum = 0;
             for (int slice = 0, n = slices(view); slice < n; ++slice)
                 visitSlice(view, slice, path, [&](std::size_t, std::size_t pixel, double w) {
-                    trace += (pixel_weights.empty() ? 1.0 : pixel_weights[pixel]) * w * w;
+                    sum += (pixel_weights.empty() ? 1.0 : pixel_weights[pixel]) * w * w;
                 });
+            per_view[view] = sum;
         }
     }
+    double trace = 0;
+    for (double v : per_view) trace += v;
     return trace;
 }
 
