@@ -14,6 +14,7 @@
 #include "arguments.hpp"
 #include "json_text.hpp"
 #include "batch.hpp"
+#include "ct_commands.hpp"
 #include "recipe_options.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/core/host_memory.hpp"
@@ -547,6 +548,13 @@ int cmdCases() {
 }
 
 }  // namespace
+
+std::unique_ptr<Monitor> makeProgressMonitor(bool quiet, int iterations) {
+    auto bar = std::make_unique<ProgressBar>(quiet);
+    bar->expect(1, iterations);
+    return bar;
+}
+
 }  // namespace recon::cli
 
 int main(int argc, char** argv) {
@@ -573,6 +581,10 @@ int main(int argc, char** argv) {
             }
         }
     try {
+        // CT (--modality ct, a ct-* case, a CT scan as --input): app/cli/ct_commands.cpp.
+        const std::string modality = takeModality(args);
+        const bool data_command = cmd == "simulate" || cmd == "recon" || cmd == "compare";
+        if (modality == "ct" || (modality.empty() && data_command && looksLikeCt(args))) return runCtCommand(cmd, args);
         if (cmd == "compare") return cmdCompare(args);
         if (cmd == "recon") return cmdRecon(args);
         if (cmd == "simulate") return cmdSimulate(args);
