@@ -14,6 +14,7 @@
 #include "arguments.hpp"
 #include "json_text.hpp"
 #include "batch.hpp"
+#include "ct_commands.hpp"
 #include "recipe_options.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/core/host_memory.hpp"
@@ -40,7 +41,7 @@ extern "C" void onInterrupt(int) {
     if (g_cancel.exchange(true)) std::_Exit(130);  // a second Ctrl-C leaves at once
 }
 
-const char* kUsage = R"(reconstudio-cli — non-Cartesian MRI reconstruction (gridding and iterative CG)
+const char* kUsage = R"(reconstudio-cli — non-Cartesian MRI and cone-beam CT reconstruction (gridding/FDK and iterative CG)
 
 Usage: reconstudio-cli COMMAND [options]
 
@@ -96,6 +97,22 @@ Output (recon):
 Simulate:
   --case NAME | --kind radial-3d|stack-of-spirals|radial-2d|spiral-2d --n N
   [--readouts R] [--readout L] [--undersampling U] [--snr DB] [--seed S] --output FILE
+
+CT (cone-beam and fan-beam; docs/CONVENTIONS.md "Cone-beam CT"):
+  --modality M           mr (default) | ct; a ct-* --case or a CT scan as --input implies ct
+  simulate --modality ct [--case ct-2d|ct-2d-sparse|ct-2d-lowdose|ct-2d-short|ct-3d]
+        [--volume NxN[xN]] [--voxel MM] [--views N] [--short-scan] [--detector COLS[xROWS]]
+        [--pixel MM] [--sod MM] [--sdd MM] [--photons N] [--seed S] --output FILE.h5
+                         Shepp-Logan with exact line integrals; --sod/--sdd: source to isocentre /
+                         to detector; --photons: Poisson noise at N incident photons per pixel
+  recon|compare --case ct-... | --input SCAN.h5: FDK and iterative weighted least squares
+  --window W             FDK's ramp window: ram-lak (default) | shepp-logan | cosine | hamming | hann
+  --regularizer R        CT: fd (default) | tikhonov (CG) | tv (ADMM); --lambda multiplies
+                         s = trace(A^T W A)/voxels (defaults: fd 0.1 (a case's own when tuned),
+                         tikhonov 0.001, tv 0.0002 /mm)
+  --unweighted           W = I even when the scan has counts (default: W = counts)
+  --only M               (recon) fdk | iterative (default: both)
+  --fdk-output FILE      (recon) the FDK volume (.nii[.gz] real part in 1/mm, .h5, .cfl, .png)
 
 Batch (docs/BATCH.md):
   batch --recipe R --manifest M --output-dir D [--engine local|slurm] [-j N] [--gpus 0,1]
@@ -547,6 +564,13 @@ int cmdCases() {
 }
 
 }  // namespace
+
+std::unique_ptr<Monitor> makeProgressMonitor(bool quiet, int iterations) {
+    auto bar = std::make_unique<ProgressBar>(quiet);
+    bar->expect(1, iterations);
+    return bar;
+}
+
 }  // namespace recon::cli
 
 int main(int argc, char** argv) {
@@ -573,6 +597,10 @@ int main(int argc, char** argv) {
             }
         }
     try {
+        // CT (--modality ct, a ct-* case, a CT scan as --input): app/cli/ct_commands.cpp.
+        const std::string modality = takeModality(args);
+        const bool data_command = cmd == "simulate" || cmd == "recon" || cmd == "compare";
+        if (modality == "ct" || (modality.empty() && data_command && looksLikeCt(args))) return runCtCommand(cmd, args);
         if (cmd == "compare") return cmdCompare(args);
         if (cmd == "recon") return cmdRecon(args);
         if (cmd == "simulate") return cmdSimulate(args);

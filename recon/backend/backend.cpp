@@ -26,6 +26,9 @@ LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const G
     return normal ? withNormal(f, normal) : f;
 }
 
+LinearOperatorPtr Backend::ctProjector(const ct::CtGeometry& geometry, const ct::ProjectorOptions& options) {
+    return ct::cpuDdProjector(*this, geometry, options);
+}
 
 std::unique_ptr<Backend> createBackend(BackendChoice c, Precision p, std::string* note) {
     std::string why;

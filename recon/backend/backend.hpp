@@ -13,6 +13,7 @@
 
 #include "recon/core/errors.hpp"
 #include "recon/core/types.hpp"
+#include "recon/ct/projector.hpp"
 #include "recon/gridding/gridding_options.hpp"
 #include "recon/linop/linear_operator.hpp"
 
@@ -100,6 +101,11 @@ public:
     virtual std::vector<double> densityCompensation(const Trajectory& t, const Grid& grid,
                                                     const GriddingOptions& opts, int iterations,
                                                     const Progress& progress = {}) = 0;
+
+    // The CT projector (forward: line integrals of the volume, adjoint: backprojection) on this
+    // backend's vectors. The default is the CPU's conventional distance-driven projector through
+    // the host (ct::cpuDdProjector); a backend with its own kernels overrides it.
+    virtual LinearOperatorPtr ctProjector(const ct::CtGeometry& geometry, const ct::ProjectorOptions& options);
 };
 
 // The MRI encoding operator F = diag(phi) * (the backend's Fourier sums) on `grid`,

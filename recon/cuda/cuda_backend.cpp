@@ -491,7 +491,7 @@ public:
     }
 
     // The branchless DD projector on this device, ordered on the backend's stream.
-    LinearOperatorPtr ctProjector(const ct::CtGeometry& geometry, const ct::ProjectorOptions& options) {
+    LinearOperatorPtr ctProjector(const ct::CtGeometry& geometry, const ct::ProjectorOptions& options) override {
         DeviceGuard g(device_);
         return cudaDdProjector(*this, geometry, options, s());
     }

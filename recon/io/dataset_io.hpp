@@ -49,6 +49,7 @@ struct ImageWriteOptions {
     int slice = -1;              // PNG: slice index (-1: centre); axis below
     int slice_axis = 2;          // PNG: 0 sagittal, 1 coronal, 2 axial
     std::string description;     // stored where the format allows
+    bool real_part = false;      // NIfTI: the signed real part (CT attenuation) instead of the magnitude
 };
 void writeImage(const std::string& path, const Grid& grid, const ComplexArray& image,
                 const ImageWriteOptions& opts = {});

@@ -378,6 +378,7 @@ struct ReadKind {
 };
 constexpr ReadKind kDatasetRead{"input", "HDF5/ISMRMRD"};
 constexpr ReadKind kImageRead{"image", "ReconStudio HDF5"};
+constexpr ReadKind kCtRead{"CT input", "ReconStudio CT HDF5"};
 
 std::string crashMessage(const std::string& origin, const ReadKind& kind, std::optional<int> status,
                          const ChildLimits& limits) {
@@ -464,6 +465,11 @@ Dataset readDatasetIsolated(const std::string& path, const std::function<Dataset
 GriddedImage readImageIsolated(const std::string& path, const std::function<GriddedImage()>& read,
                                std::optional<ChildLimits> limits) {
     return readInChild(kImageRead, path, read, limits);
+}
+
+std::string readBytesIsolated(const std::string& path, const std::function<std::string()>& read,
+                              std::optional<ChildLimits> limits) {
+    return readInChild(kCtRead, path, read, limits);
 }
 
 }  // namespace recon::io

@@ -50,5 +50,9 @@ Dataset readDatasetIsolated(const std::string& path, const std::function<Dataset
                             std::optional<ChildLimits> limits = std::nullopt);
 GriddedImage readImageIsolated(const std::string& path, const std::function<GriddedImage()>& read,
                                std::optional<ChildLimits> limits = std::nullopt);
+// For readers of other layouts (CT projections, recon/ct/ct_file.hpp): `read` returns its
+// result serialised as bytes, which cross the pipe as they are; messages name a "CT input".
+std::string readBytesIsolated(const std::string& path, const std::function<std::string()>& read,
+                              std::optional<ChildLimits> limits = std::nullopt);
 
 }  // namespace recon::io

@@ -72,7 +72,7 @@ void writeVolume(AtomicOutput& out, const Grid& grid, const std::vector<float>& 
     nim->qto_xyz = nifti_quatern_to_mat44(0, 0, 0, nim->qoffset_x, nim->qoffset_y, nim->qoffset_z, voxel[0],
                                           voxel[1], voxel[2], 1);
     nim->sto_xyz = nim->qto_xyz;
-    nim->cal_min = phase ? float(-kPi) : 0.0f;
+    nim->cal_min = phase ? float(-kPi) : values.empty() ? 0.0f : std::min(0.0f, *std::min_element(values.begin(), values.end()));
     nim->cal_max = phase ? float(kPi) : (values.empty() ? 0.0f : *std::max_element(values.begin(), values.end()));
     std::strncpy(nim->descrip, description.c_str(), sizeof nim->descrip - 1);
     if (phase) std::strncpy(nim->intent_name, "phase (rad)", sizeof nim->intent_name - 1);
@@ -91,8 +91,10 @@ void writeNifti(const std::string& path, const Grid& grid, const ComplexArray& i
     if (image.size() != grid.voxels())
         throw Error("writeImage: " + std::to_string(image.size()) + " voxels for grid " + grid.describe());
     std::vector<float> magnitude(image.size()), phase;
-    for (std::size_t i = 0; i < image.size(); ++i) magnitude[i] = float(std::abs(image[i]));
-    const std::string description = opts.description.empty() ? "ReconStudio magnitude" : opts.description;
+    for (std::size_t i = 0; i < image.size(); ++i)
+        magnitude[i] = float(opts.real_part ? image[i].real() : std::abs(image[i]));
+    const std::string description = opts.description.empty() ? (opts.real_part ? "ReconStudio real part" : "ReconStudio magnitude")
+                                                              : opts.description;
     AtomicOutput mag_out(path);
     writeVolume(mag_out, grid, magnitude, description, false);
     if (!opts.phase) {

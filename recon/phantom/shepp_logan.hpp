@@ -26,6 +26,11 @@ public:
     explicit Phantom(int dims, std::vector<Ellipsoid> parts);
 
     int dims() const { return dims_; }
+    // The parts and, per part, the rotation taking object coordinates into its frame
+    // (row-major, rows = the ellipsoid's axes), for callers that need more than values
+    // and transforms (the CT phantom's line integrals).
+    const std::vector<Ellipsoid>& parts() const { return parts_; }
+    const std::array<double, 9>& rotation(std::size_t part) const { return rot_[part]; }
     // The same geometry with other amplitudes (one per part): a scan of the same
     // anatomy at another contrast, e.g. the reference for an anatomical prior.
     Phantom withAmplitudes(const std::vector<double>& amplitudes) const;

@@ -1,0 +1,60 @@
+// A CT reconstruction session (the CT counterpart of ReconstructionSession): one scan on
+// one backend; FDK, and the iterative solve with its projector, s and the resident solver
+// kept, so that a λ change continues warm. Progress goes to the Monitor: FDK reports per
+// view as Phase::Gridding (FDK is CT's analytic baseline, gridding's place in MR), the
+// iterative solve one step per CG iteration; cancel is honoured at either.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "recon/backend/backend.hpp"
+#include "recon/core/iteration_record.hpp"
+#include "recon/ct/ct_data.hpp"
+#include "recon/ct/fdk.hpp"
+#include "recon/ct/iterative.hpp"
+#include "recon/ct/projector.hpp"
+#include "recon/solvers/monitor.hpp"
+
+namespace recon {
+
+struct CtSolveOptions {
+    ct::IterativeOptions iterative;  // prior and λ
+    bool weighted = true;            // W = the scan's counts when it has them, else the identity
+    int iterations = 60;
+    double tolerance = 0;
+    int snapshot_every = 0;
+    ct::ProjectorOptions projector;
+    // Continue the resident solve with the new λ (same prior, weighting and projector), as
+    // SolveOptions::warm_start does for MR; otherwise a solve starts from zero.
+    bool warm_start = false;
+};
+
+struct CtResult {
+    std::vector<double> image;  // 1/mm, geometry.volume.voxels() values
+    double seconds = 0;
+    std::vector<IterationRecord> history;  // iterative only
+    bool cancelled = false;
+    bool warm_started = false;
+    double lambda_scale = 0;  // s = trace(AᵀWA) / voxels
+    std::string description;
+};
+
+class CtSession {
+public:
+    CtSession(std::shared_ptr<Backend> backend, std::shared_ptr<const ct::CtData> data);
+    ~CtSession();
+    const ct::CtData& data() const { return *data_; }
+
+    CtResult fdk(const ct::FdkOptions& options, Monitor& monitor);
+    CtResult solve(const CtSolveOptions& options, Monitor& monitor);
+
+private:
+    struct Resident;
+    std::shared_ptr<Backend> backend_;
+    std::shared_ptr<const ct::CtData> data_;
+    std::unique_ptr<Resident> resident_;
+};
+
+}  // namespace recon
