@@ -267,13 +267,6 @@ Job prepareJob(const Arguments& a, bool quiet) {
     Job j;
     j.backend = makeBackend(a, quiet);
     j.loaded = loadData(a);
-    {  // before the session allocates anything for these data
-        const Dataset& d = *j.loaded.data;
-        const Precision precision = parsePrecision(a.get("precision", "float32"));
-        requireHostMemory(estimateReconstructionBytes(d.grid, d.samples(), precision),
-                          "reconstructing " + std::to_string(d.samples()) + " samples on a " + d.grid.describe() +
-                              " grid in " + toString(precision) + (a.has("matrix") ? " (see --matrix)" : ""));
-    }
     if (!j.loaded.data->noise.empty()) {
         // The file's noise scan: whiten the coils (unit, uncorrelated noise) before anything else.
         Dataset& d = *j.loaded.data;

@@ -47,6 +47,21 @@ TEST(DatasetValidation, RejectsTrajectoryOutsideTheBand) {
     expectError(d, "outside the band");
 }
 
+// A trajectory scaled as a unit mistake scales it is refused with the mistake named.
+TEST(DatasetValidation, NamesTheLikelyUnitMistake) {
+    const Dataset good = small();
+    const double n = good.grid.n[0];
+    for (auto [scale, mistake] : {std::pair{n, "= N, as when values in cycles per FOV are declared cycles per voxel"},
+                                  std::pair{n / (2 * kPi), "= N/(2 pi), as when values in cycles per FOV are declared radians"},
+                                  std::pair{80.0, "scaled by about 80 (this program uses cycles per FOV"}}) {
+        Dataset d = good;
+        double reach = 0;  // the data's own largest |k| relative to the band's edge
+        for (double& k : d.trajectory.k) reach = std::max(reach, std::abs(k) / (n / 2));
+        for (double& k : d.trajectory.k) k *= scale / reach;
+        expectError(d, mistake);
+    }
+}
+
 TEST(DatasetValidation, RejectsAbsurdSizesAndWrongTruth) {
     Dataset d = small();
     d.grid.n = {100000, 4, 1};
