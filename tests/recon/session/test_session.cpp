@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "../../support/sanitizer.hpp"
 #include "../test_support.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -225,7 +226,7 @@ std::shared_ptr<Dataset> tinyDataOn(const Grid& grid) {
 // around both griddings and a solve (Q by NUFFT on the 2N grid is the peak) on the default
 // 64^3 case. ASan's shadow memory and quarantine inflate the resident size: skipped there.
 TEST(Session, MemoryEstimateBoundsTheMeasuredPeak) {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef RECONSTUDIO_TEST_ASAN
     GTEST_SKIP() << "AddressSanitizer changes the resident size";
 #endif
     auto d = simulate(demoCase("default"));
