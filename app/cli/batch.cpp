@@ -607,8 +607,13 @@ void writeSummary(const Plan& p, const std::vector<Result>& results) {
     }
     const Json summary = {{"reconstudio_batch_summary", kPlanVersion}, {"engine", p.engine},
                           {"recipe_hash", io::recipeHash(p.recipe)}, {"counts", counts}, {"rows", rows}};
-    io::writeTextAtomically(p.path("summary.csv"), csv.str());
-    io::writeTextAtomically(p.path("summary.json"), summary.dump(2) + "\n");
+    // Both written and synced before either replaces its old self: a full disk keeps the old
+    // pair, never a new CSV beside an old JSON.
+    io::AtomicOutput csv_out(p.path("summary.csv")), json_out(p.path("summary.json"));
+    const std::string csv_text = csv.str(), json_text = summary.dump(2) + "\n";
+    csv_out.write(csv_text.data(), csv_text.size());
+    json_out.write(json_text.data(), json_text.size());
+    io::commitAll({&csv_out, &json_out});
 }
 
 int report(const Plan& p, const std::vector<Result>& results, const std::string& note) {

@@ -124,7 +124,9 @@ Batch (docs/BATCH.md):
   batch status D         each row's state (Slurm's too); rewrites the summary
   batch retry D [-j N]   runs or resubmits only the failed and missing rows
 
-Ctrl-C cancels at the next CG iteration; the last complete iterate is kept and written.
+Ctrl-C cancels within about a second at any stage (exit 130): recon writes what is complete
+(finished gridding images; the last complete CG iterate) and names what it wrote and what not;
+a second Ctrl-C leaves at once, writing nothing.
   --help, --version
 )";
 
@@ -282,13 +284,6 @@ Job prepareJob(const Arguments& a, bool quiet) {
     Job j;
     j.backend = makeBackend(a, quiet);
     j.loaded = loadData(a);
-    {  // before the session allocates anything for these data
-        const Dataset& d = *j.loaded.data;
-        const Precision precision = parsePrecision(a.get("precision", "float32"));
-        requireHostMemory(estimateReconstructionBytes(d.grid, d.samples(), precision),
-                          "reconstructing " + std::to_string(d.samples()) + " samples on a " + d.grid.describe() +
-                              " grid in " + toString(precision) + (a.has("matrix") ? " (see --matrix)" : ""));
-    }
     if (!j.loaded.data->noise.empty()) {
         // The file's noise scan: whiten the coils (unit, uncorrelated noise) before anything else.
         Dataset& d = *j.loaded.data;
@@ -358,9 +353,9 @@ int cmdCompare(const std::vector<std::string>& args) {
         return measureQuality(img, d.truth, rescale);
     };
     // Density weights are shared by both griddings; time them with the first.
-    GriddingResult tri = session.gridTrilinear();
+    GriddingResult tri = session.gridTrilinear(bar.progress(Phase::Gridding));
     rows.push_back({tri.name, tri.seconds, measure(tri.image, true), std::nullopt});
-    GriddingResult kb = session.gridKaiserBessel();
+    GriddingResult kb = session.gridKaiserBessel(kaiserBesselGridding(), bar.progress(Phase::Gridding));
     rows.push_back({kb.name, kb.seconds, measure(kb.image, true), std::nullopt});
     const auto t0 = std::chrono::steady_clock::now();
     SolveResult it = runIterative(session, opts, bar);
@@ -478,40 +473,86 @@ int cmdRecon(const std::vector<std::string>& typed) {
     ReconstructionRecord rec;
     rec.grid = d.grid;
     rec.backend = backend->info().describe();
-    if (only == "all" || only == "gridding-trilinear") rec.gridding_trilinear = session.gridTrilinear().image;
-    if (only == "all" || only == "gridding-kb" || a.has("gridding-output")) rec.gridding_kb = session.gridKaiserBessel().image;
-    bool cancelled = false;
+    // Each stage runs unless Ctrl-C stopped an earlier one; what completed before it is written.
+    std::string stopped_in;  // the stage a cancel interrupted
+    auto stage = [&](const char* name, const auto& work) {
+        if (!stopped_in.empty()) return;
+        try {
+            work();
+        } catch (const Cancelled&) {
+            stopped_in = name;
+        }
+    };
+    auto gridding = [&](DensityMethod density, bool kb) {
+        session.densityWeights(density, bar.progress(Phase::DensityWeights));
+        const Progress p = bar.progress(Phase::Gridding);
+        return kb ? session.gridKaiserBessel(kaiserBesselGridding(), p).image : session.gridTrilinear(p).image;
+    };
+    if (only == "all" || only == "gridding-trilinear")
+        stage("trilinear gridding", [&] { rec.gridding_trilinear = gridding(session.trilinearDensityMethod(), false); });
+    if (only == "all" || only == "gridding-kb" || a.has("gridding-output"))
+        stage("Kaiser-Bessel gridding", [&] { rec.gridding_kb = gridding(session.kaiserBesselDensityMethod(), true); });
+    bool cancelled = !stopped_in.empty();
     if (only == "all" || only == "iterative") {
-        SolveResult it = runIterative(session, opts, bar);
+        stage("the iterative reconstruction, before its first iteration", [&] {
+            SolveResult it = runIterative(session, opts, bar);
+            bar.done();
+            cancelled = it.cancelled;
+            // Cancelled before one iteration finished: the zero start is no result.
+            if (!it.history.empty()) rec.iterative = std::move(it.image);
+            rec.lambda = opts.lambda;
+            rec.lambda_scale = it.lambda_scale;
+            rec.regularizer = toString(opts.regularizer);
+            rec.method = it.method;
+            rec.iterations = int(it.history.size());
+            rec.history = std::move(it.history);
+            if (cancelled && rec.iterations > 0)
+                std::fprintf(stderr, "cancelled after %d iterations: writing the last complete iterate\n", rec.iterations);
+            else if (cancelled)
+                stopped_in = "the iterative reconstruction, before its first iteration";
+        });
         bar.done();
-        cancelled = it.cancelled;
-        rec.iterative = std::move(it.image);
-        rec.lambda = opts.lambda;
-        rec.lambda_scale = it.lambda_scale;
-        rec.regularizer = toString(opts.regularizer);
-        rec.method = it.method;
-        rec.iterations = int(it.history.size());
-        rec.history = std::move(it.history);
-        if (cancelled) std::fprintf(stderr, "cancelled after %d iterations: writing the last complete iterate\n", rec.iterations);
     }
-    if (format == "dicom") {
-        writeDicomSeries(a.get("output"), dicomExportSpec(d, rec, opts));
-        if (!quiet) std::fprintf(stderr, "wrote DICOM series to %s\n", a.get("output").c_str());
-        return cancelled ? 130 : 0;
-    }
-    auto write = [&](const std::string& path, const ComplexArray& img, const char* what) {
+    cancelled = cancelled || !stopped_in.empty();
+    // What each output holds; an output whose image is not complete is not written.
+    const ComplexArray& chosen = only == "gridding-trilinear" ? rec.gridding_trilinear
+                                 : only == "gridding-kb"      ? rec.gridding_kb
+                                                              : rec.iterative;
+    const bool any_image = !rec.gridding_trilinear.empty() || !rec.gridding_kb.empty() || !rec.iterative.empty();
+    std::vector<std::string> written, skipped;
+    auto missing = [](const ComplexArray& img, const char* what) {
+        return img.empty() ? std::optional<std::string>(std::string("the ") + what + " image was not complete") : std::nullopt;
+    };
+    auto write = [&](const std::string& option, const ComplexArray& img, const char* what) {
+        const std::string path = a.get(option);
         const bool h5 = path.size() > 3 && (path.ends_with(".h5") || path.ends_with(".hdf5"));
+        // A results file holds every complete image; other formats the one image they are for.
+        const std::optional<std::string> why = h5 ? (any_image ? std::nullopt : std::optional<std::string>("no image was complete"))
+                                                  : missing(img, what);
+        if (why) {
+            skipped.push_back(path + " (--" + option + ": " + *why + ")");
+            return;
+        }
         if (h5)
             writeReconstruction(path, rec);
         else
             writeImage(path, d.grid, img, ImageWriteOptions{false, -1, 2, what});
-        if (!quiet) std::fprintf(stderr, "wrote %s\n", path.c_str());
+        written.push_back(path);
+        if (!quiet && !cancelled) std::fprintf(stderr, "wrote %s\n", path.c_str());
     };
-    if (a.has("output")) {
-        const ComplexArray& main = !rec.iterative.empty() ? rec.iterative : !rec.gridding_kb.empty() ? rec.gridding_kb : rec.gridding_trilinear;
-        write(a.get("output"), main, !rec.iterative.empty() ? "iterative" : "gridding");
+    const char* chosen_name = only == "gridding-trilinear" ? "gridding-trilinear" : only == "gridding-kb" ? "gridding-kb" : "iterative";
+    if (format == "dicom") {
+        if (any_image) {
+            writeDicomSeries(a.get("output"), dicomExportSpec(d, rec, opts));
+            written.push_back(a.get("output") + " (DICOM)");
+            if (!quiet && !cancelled) std::fprintf(stderr, "wrote DICOM series to %s\n", a.get("output").c_str());
+        } else {
+            skipped.push_back(a.get("output") + " (--output: no image was complete)");
+        }
+    } else {
+        if (a.has("output")) write("output", chosen, chosen_name);
+        if (a.has("gridding-output")) write("gridding-output", rec.gridding_kb, "gridding-kb");
     }
-    if (a.has("gridding-output")) write(a.get("gridding-output"), rec.gridding_kb, "gridding-kb");
     std::optional<Quality> quality;
     if (d.hasTruth() && !rec.iterative.empty()) quality = measureQuality(rec.iterative, d.truth, false);
     if (quality && !quiet) std::fprintf(stderr, "iterative: PSNR %.2f dB, error %.2f %%\n", quality->psnr_db, quality->error_percent);
@@ -523,6 +564,18 @@ int cmdRecon(const std::vector<std::string>& typed) {
           << ",\"psnr_db\":" << (quality ? jsonNumber(quality->psnr_db) : "null")
           << ",\"error_percent\":" << (quality ? jsonNumber(quality->error_percent) : "null") << "}\n";
         io::writeTextAtomically(a.get("report"), j.str());
+        written.push_back(a.get("report"));
+    }
+    if (cancelled) {
+        // Said even with --quiet: the user must know which files hold results and which do not.
+        auto list = [](const std::vector<std::string>& v) {
+            std::string s;
+            for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+            return s;
+        };
+        std::fprintf(stderr, "cancelled%s: %s%s\n", stopped_in.empty() ? "" : (" during " + stopped_in).c_str(),
+                     written.empty() ? "nothing written" : ("wrote " + list(written)).c_str(),
+                     skipped.empty() ? "" : ("; not written: " + list(skipped)).c_str());
     }
     return cancelled ? 130 : 0;
 }
@@ -620,7 +673,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "reconstudio-cli %s: %s (try --help)\n", cmd.c_str(), e.what());
         return 2;
     } catch (const recon::Cancelled&) {
-        std::fprintf(stderr, "reconstudio-cli %s: cancelled before any result was complete; nothing written\n", cmd.c_str());
+        std::fprintf(stderr, "reconstudio-cli %s: cancelled; nothing written\n", cmd.c_str());
         return 130;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "reconstudio-cli %s: error: %s\n", cmd.c_str(), e.what());

@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "recon/backend/backend.hpp"
+#include "recon/core/host_memory.hpp"
 
 namespace recon {
 
@@ -9,6 +10,8 @@ std::string BackendInfo::describe() const {
     if (memory_bytes) s += ", " + OutOfMemory::humanBytes(memory_bytes);
     return s + ")";
 }
+
+std::size_t Backend::availableMemory() const { return availableHostMemory(); }
 
 std::shared_ptr<const Vector> Backend::adjointOnBackend(const Trajectory& t, const ComplexArray& c, const SampleGrid& grid,
                                                        const FourierMethod& method, const Progress& progress) {

@@ -70,6 +70,9 @@ public:
     virtual BackendInfo info() const = 0;
     virtual std::vector<MethodInfo> methods() const = 0;
     virtual std::string defaultMethod() const = 0;
+    // Bytes this backend can still allocate, checked against an estimate before a stage
+    // allocates: the host's available memory (the default), a device's free memory; 0: unknown.
+    virtual std::size_t availableMemory() const;
 
     // out_j = sum_m c_m exp(+i 2 pi k_m . x_j) on `grid` (the adjoint's sum).
     virtual void adjointSum(const Trajectory& t, const ComplexArray& c, const SampleGrid& grid,

@@ -416,8 +416,8 @@ public:
         const std::size_t M = t.samples();
         std::vector<cdouble> w(M, 1.0), cw(M), fine(plan.fineSize());
         for (int it = 0; it < iterations; ++it) {
-            plan.spread(w.data(), fine.data());
-            plan.interpolate(fine.data(), cw.data());
+            plan.spread(w.data(), fine.data(), progress);
+            plan.interpolate(fine.data(), cw.data(), progress);
             for (std::size_t m = 0; m < M; ++m) w[m] = cw[m].real() > 0 ? w[m] / cw[m].real() : 0.0;
             progress.update(double(it + 1) / iterations);
         }

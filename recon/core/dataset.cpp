@@ -73,13 +73,31 @@ void Dataset::validate(const std::string& origin) const {
     }
 }
 
-std::size_t estimateReconstructionBytes(const Grid& g, std::size_t samples, Precision precision) {
-    const std::size_t c = precision == Precision::Single ? 8 : 16;
+MemoryEstimate estimateReconstructionMemory(const Grid& g, std::size_t samples, int coils, Precision precision) {
+    const std::size_t c = precision == Precision::Single ? 8 : 16;  // a complex value on the backend
+    const std::size_t h = 16;                                       // on the host (complex<double>)
     const std::size_t n = g.voxels();
-    const std::size_t n2 = g.doubled().voxels();
-    // CG: x, r, p, Ap, b, two per-term images, two term outputs; Toeplitz: FFT(Q) and a 2N work grid;
-    // samples: trajectory (3 floats) and data.
-    return 9 * n * c + 2 * n2 * c + samples * (3 * c / 2 + c);
+    const std::size_t n2 = g.doubled().voxels();          // the 2N grid; also gridding's sigma = 2 grid
+    const std::size_t n4 = n2 << std::size_t(g.dims);      // Q's NUFFT grid: sigma = 2 on the 2N grid
+    const std::size_t M = samples, C = std::size_t(std::max(coils, 1));
+    const std::size_t plan = 40 * M;  // a NUFFT plan per sample: position, first cell, bucket
+    MemoryEstimate e;
+    // Pipe-Menon (in double on the host) or one gridding: oversampled grid, plan, weighted data;
+    // each coil's image stays until the sum of squares.
+    const std::size_t pipe_menon = n2 * h + plan + 3 * M * h;
+    const std::size_t one_gridding = n2 * c + plan + M * (h + c) + n * (c + h);
+    e.gridding = std::max(pipe_menon, one_gridding) + C * n * h + 2 * n * h;
+    // Q by NUFFT (its grid, the plan, Q itself on host and backend), then the solve: CG's x, r, p,
+    // Ap, b, two per-term images, two term outputs, the Toeplitz kernel and its 2N work grid,
+    // F^H d per coil; the gridding images and the coil images of a sum of squares stay.
+    const std::size_t q_stage = n4 * c + plan + M * (h + c) + n2 * (c + h);
+    const std::size_t cg = 9 * n * c + 2 * n2 * c + C * n * c + C * n * h;
+    e.solve = std::max(q_stage, cg) + 2 * n * h;
+    return e;
+}
+
+std::size_t estimateReconstructionBytes(const Grid& g, std::size_t samples, Precision precision) {
+    return estimateReconstructionMemory(g, samples, 1, precision).peak();
 }
 
 }  // namespace recon

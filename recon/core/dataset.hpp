@@ -33,8 +33,18 @@ struct Dataset {
     void validate(const std::string& origin = "data set") const;
 };
 
-// Bytes a reconstruction of this size needs on a backend of `precision`
-// (image vectors, Q on the 2N grid, NUFFT grids), for the data panel and OOM checks.
+// Memory a reconstruction of this size needs on a backend of `precision`, per stage: what
+// each stage allocates at its peak (the oversampled grids of Pipe-Menon, gridding and of Q's
+// NUFFT on the 2N grid, the CG's vectors), plus what stays from earlier stages. An upper
+// bound for the exact sums (they need no oversampled grid). Checked before allocating
+// (ReconstructionSession) and shown in the GUI's data panel.
+struct MemoryEstimate {
+    std::size_t gridding = 0;  // density weights and both gridding images
+    std::size_t solve = 0;     // Q, F^H d of every coil, the solver
+    std::size_t peak() const { return gridding > solve ? gridding : solve; }
+};
+MemoryEstimate estimateReconstructionMemory(const Grid& g, std::size_t samples, int coils, Precision precision);
+// The peak for one coil.
 std::size_t estimateReconstructionBytes(const Grid& g, std::size_t samples, Precision precision);
 
 }  // namespace recon

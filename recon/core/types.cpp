@@ -103,6 +103,32 @@ double regularizationScale(BasisFunction b, const Grid& g, const Trajectory& t) 
     return s;
 }
 
+namespace {
+// How far a trajectory reaches beyond the band, and the unit mistake that scale points to:
+// values already in cycles per FOV converted again as cycles per voxel (x N) or as radians
+// per voxel (x N / 2 pi).
+std::string likelyUnitMistake(const Grid& g, const Trajectory& t) {
+    double reach = 0;  // the largest |k| relative to its axis's band edge N/2
+    int axis = 0;
+    for (std::size_t m = 0; m < t.samples(); ++m)
+        for (int a = 0; a < g.dims; ++a) {
+            const double r = std::abs(t.k[3 * m + a]) / (g.n[a] / 2.0);
+            if (std::isfinite(r) && r > reach) reach = r, axis = a;
+        }
+    if (!(reach > 1)) return "";
+    const double n = g.n[axis];
+    // A trajectory in the right units reaches 85-100 % of the band (spirals and radial readouts may stop short).
+    auto near = [&](double scale) { return reach > 0.85 * scale && reach < 1.05 * scale; };
+    std::string s = "; the trajectory reaches " + formatNumber(std::round(reach * 10) / 10) +
+                    " times the band's edge: likely in other units, scaled by about " + formatNumber(std::round(reach));
+    if (near(n))
+        s += " = N, as when values in cycles per FOV are declared cycles per voxel";
+    else if (n > 8 && near(n / (2 * kPi)))
+        s += " = N/(2 pi), as when values in cycles per FOV are declared radians per voxel";
+    return s + " (this program uses cycles per FOV; --units overrides a file's units)";
+}
+}  // namespace
+
 bool trajectoryInBand(const Grid& g, const Trajectory& t, std::string* why) {
     for (std::size_t m = 0; m < t.samples(); ++m) {
         for (int a = 0; a < g.dims; ++a) {
@@ -110,10 +136,10 @@ bool trajectoryInBand(const Grid& g, const Trajectory& t, std::string* why) {
             double half = g.n[a] / 2.0;
             if (!std::isfinite(k) || k < -half - 1e-9 || k > half + 1e-9) {
                 if (why) {
-                    *why = "sample " + std::to_string(m) + " axis " + std::to_string(a) + " has k = " +
-                           std::to_string(k) + " cycles/FOV, outside the band [" + std::to_string(-half) +
-                           ", " + std::to_string(half) + "] of a " + std::to_string(g.n[a]) +
-                           "-voxel axis (wrong units?)";
+                    *why = "sample " + std::to_string(m) + " axis " + std::to_string(a) + " has k = " + formatNumber(k) +
+                           " cycles/FOV, outside the band [" + formatNumber(-half) + ", " + formatNumber(half) + "] of a " +
+                           std::to_string(g.n[a]) + "-voxel axis" +
+                           (std::isfinite(k) ? likelyUnitMistake(g, t) : std::string(" (not a number)"));
                 }
                 return false;
             }

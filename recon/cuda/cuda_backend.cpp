@@ -356,6 +356,12 @@ public:
         return i;
     }
     std::vector<MethodInfo> methods() const override { return cudaMethods(); }
+    // The device's free memory (cudaMemGetInfo), not the tests' cap: with a cap the solve still
+    // reaches each allocation and falls back from there (CudaOutOfMemory).
+    std::size_t availableMemory() const override {
+        DeviceGuard g(device_);
+        return freeDeviceMemory();
+    }
 
     // ------------------------------------------------------------ the vector space (one stream)
     Vector make(std::size_t n) override {

@@ -8,7 +8,10 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "recon/core/errors.hpp"
 #include "recon/core/version.hpp"
@@ -29,7 +32,7 @@ namespace {
 // counterpart of io::AtomicOutput.
 class AtomicFolder {
 public:
-    explicit AtomicFolder(const std::string& target) : target_(fs::absolute(target).lexically_normal()) {
+    explicit AtomicFolder(const std::string& target) : given_(target), target_(fs::absolute(target).lexically_normal()) {
         if (target_.filename().empty()) target_ = target_.parent_path();
         std::error_code ec;
         if (!fs::is_directory(target_.parent_path(), ec))
@@ -56,6 +59,22 @@ public:
     AtomicFolder& operator=(const AtomicFolder&) = delete;
 
     const fs::path& path() const { return temp_; }
+    // A file of the folder that could not be written: the message names the output the user
+    // gave, the file within it and the system's reason (DCMTK's own text hides ENOSPC).
+    [[noreturn]] void fail(const fs::path& file, const std::string& why) const {
+        throw Error("cannot write the DICOM output '" + given_ + "' (" + file.lexically_relative(temp_).string() +
+                    "): " + why + "; nothing was written");
+    }
+    // A written file's data on the disk before the folder is renamed into place.
+    void sync(const fs::path& file) const {
+        const int fd = ::open(file.c_str(), O_RDONLY);
+        if (fd < 0 || ::fsync(fd) != 0) {
+            const int err = errno;
+            if (fd >= 0) ::close(fd);
+            fail(file, std::strerror(err));
+        }
+        ::close(fd);
+    }
     void commit() {
         std::error_code ec;
         fs::remove(target_, ec);  // an empty folder of that name (checked above); rename needs it gone
@@ -65,6 +84,7 @@ public:
     }
 
 private:
+    std::string given_;
     fs::path target_, temp_;
     bool committed_ = false;
 };
@@ -254,8 +274,10 @@ void writeDicomSeries(const std::string& directory, const DicomExportSpec& spec)
             char name[32];
             std::snprintf(name, sizeof name, "IM%04d.dcm", z + 1);
             const fs::path path = series_dir / name;
+            errno = 0;
             const OFCondition wc = file.saveFile(path.c_str(), EXS_LittleEndianExplicit);
-            if (wc.bad()) throw Error("cannot write '" + path.string() + "': " + wc.text());
+            if (wc.bad()) folder.fail(path, errno ? std::strerror(errno) : wc.text());
+            folder.sync(path);
         }
     }
     folder.commit();

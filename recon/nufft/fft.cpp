@@ -4,6 +4,7 @@
 #include <fftw3.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -47,19 +48,84 @@ struct FftTraits<float> {
     using cpx = fftwf_complex;
 };
 
+// A cancellable transform polls between batches of about this many points (32 MB in
+// float32, some 50 ms on two cores).
+constexpr std::size_t kBatchPoints = std::size_t(1) << 22;
+
 template <class T>
 struct FftPlan<T>::Impl {
-    typename FftTraits<T>::plan plan = nullptr;
+    using Plan = typename FftTraits<T>::plan;
+    Plan plan = nullptr;
+    std::vector<int> n;  // FFTW's order: slowest axis first
+    int sign = 0;
+    // The row-column split for execute(data, progress), planned on first use: transforms
+    // over all axes but the slowest for a batch of its planes, then 1D transforms along
+    // it for a batch of lines ("rest": the last, shorter batch).
+    std::once_flag batched_once;
+    std::size_t inner = 1;  // points per plane
+    int planes_per_batch = 0, lines_per_batch = 0;
+    Plan planes = nullptr, planes_rest = nullptr, lines = nullptr, lines_rest = nullptr;
+
+    static Plan many(int rank, const int* n, int howmany, int stride, int dist, int sign, std::size_t size) {
+        if (howmany <= 0) return nullptr;
+        Plan p;
+        if constexpr (std::is_same_v<T, double>) {
+            fftw_plan_with_nthreads(cpuThreads());
+            auto* buf = fftw_alloc_complex(size);
+            p = fftw_plan_many_dft(rank, n, howmany, buf, nullptr, stride, dist, buf, nullptr, stride, dist, sign,
+                                   FFTW_ESTIMATE | FFTW_UNALIGNED);
+            fftw_free(buf);
+        } else {
+            fftwf_plan_with_nthreads(cpuThreads());
+            auto* buf = fftwf_alloc_complex(size);
+            p = fftwf_plan_many_dft(rank, n, howmany, buf, nullptr, stride, dist, buf, nullptr, stride, dist, sign,
+                                    FFTW_ESTIMATE | FFTW_UNALIGNED);
+            fftwf_free(buf);
+        }
+        if (!p) throw Error("FFTW could not plan a batched transform");
+        return p;
+    }
+    void planBatches(std::size_t size) {
+        const int slow = n[0];
+        inner = size / std::size_t(slow);
+        planes_per_batch = int(std::clamp<std::size_t>(kBatchPoints / inner, 1, std::size_t(slow)));
+        lines_per_batch = int(std::clamp<std::size_t>(kBatchPoints / std::size_t(slow), 1, inner));
+        const int rank = int(n.size()) - 1;
+        std::lock_guard<std::mutex> lock(plannerMutex());
+        planes = many(rank, n.data() + 1, planes_per_batch, 1, int(inner), sign, std::size_t(planes_per_batch) * inner);
+        planes_rest = many(rank, n.data() + 1, slow % planes_per_batch, 1, int(inner), sign,
+                           std::size_t(slow % planes_per_batch) * inner);
+        // A batch of lines starting anywhere spans (slow - 1) * inner + lines points.
+        const std::size_t span = (std::size_t(slow) - 1) * inner;
+        lines = many(1, n.data(), lines_per_batch, int(inner), 1, sign, span + std::size_t(lines_per_batch));
+        lines_rest = many(1, n.data(), int(inner % std::size_t(lines_per_batch)), int(inner), 1, sign,
+                          span + inner % std::size_t(lines_per_batch));
+    }
+    static void run(Plan p, std::complex<T>* at) {
+        using C = typename FftTraits<T>::cpx;
+        auto* c = reinterpret_cast<C*>(at);
+        if constexpr (std::is_same_v<T, double>)
+            fftw_execute_dft(p, c, c);
+        else
+            fftwf_execute_dft(p, c, c);
+    }
+    static void destroy(Plan p) {
+        if (!p) return;
+        if constexpr (std::is_same_v<T, double>)
+            fftw_destroy_plan(p);
+        else
+            fftwf_destroy_plan(p);
+    }
 };
 
 template <class T>
 FftPlan<T>::FftPlan(std::array<int, 3> shape, int dims, FftDirection dir) : impl_(new Impl) {
     initThreadsOnce();
-    std::vector<int> n;  // FFTW wants slowest axis first
+    std::vector<int>& n = impl_->n;  // FFTW wants slowest axis first
     for (int a = dims - 1; a >= 0; --a) n.push_back(shape[a]);
     size_ = 1;
     for (int a = 0; a < dims; ++a) size_ *= std::size_t(shape[a]);
-    int sign = dir == FftDirection::Forward ? FFTW_FORWARD : FFTW_BACKWARD;
+    const int sign = impl_->sign = dir == FftDirection::Forward ? FFTW_FORWARD : FFTW_BACKWARD;
     std::lock_guard<std::mutex> lock(plannerMutex());
     // FFTW_ESTIMATE never touches the buffer, so a scratch buffer is only a template for alignment.
     if constexpr (std::is_same_v<T, double>) {
@@ -79,10 +145,7 @@ FftPlan<T>::FftPlan(std::array<int, 3> shape, int dims, FftDirection dir) : impl
 template <class T>
 FftPlan<T>::~FftPlan() {
     std::lock_guard<std::mutex> lock(plannerMutex());
-    if constexpr (std::is_same_v<T, double>)
-        fftw_destroy_plan(impl_->plan);
-    else
-        fftwf_destroy_plan(impl_->plan);
+    for (auto p : {impl_->plan, impl_->planes, impl_->planes_rest, impl_->lines, impl_->lines_rest}) Impl::destroy(p);
 }
 
 template <class T>
@@ -93,6 +156,27 @@ void FftPlan<T>::execute(std::complex<T>* data) const {
         fftw_execute_dft(impl_->plan, p, p);
     else
         fftwf_execute_dft(impl_->plan, p, p);
+}
+
+template <class T>
+void FftPlan<T>::execute(std::complex<T>* data, const Progress& progress) const {
+    if (!progress.cancel || impl_->n.size() < 2 || size_ <= kBatchPoints) {
+        execute(data);
+        progress.check();
+        return;
+    }
+    Impl& im = *impl_;
+    std::call_once(im.batched_once, [&] { im.planBatches(size_); });
+    const int slow = im.n[0];
+    for (int z = 0; z < slow; z += im.planes_per_batch) {
+        progress.check();
+        Impl::run(z + im.planes_per_batch <= slow ? im.planes : im.planes_rest, data + std::size_t(z) * im.inner);
+    }
+    for (std::size_t l = 0; l < im.inner; l += std::size_t(im.lines_per_batch)) {
+        progress.check();
+        Impl::run(l + std::size_t(im.lines_per_batch) <= im.inner ? im.lines : im.lines_rest, data + l);
+    }
+    progress.check();
 }
 
 template class FftPlan<float>;

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -80,7 +81,7 @@ void NufftPlan<T>::forEachWeight(std::size_t m, F&& f) const {
 }
 
 template <class T>
-void NufftPlan<T>::spread(const C* c, C* fine) const {
+void NufftPlan<T>::spread(const C* c, C* fine, const Progress& progress) const {
     std::memset(static_cast<void*>(fine), 0, sizeof(C) * fineSize());
     const int slow = dims_ - 1;
     const int Gs = G_[slow], Ws = W_[slow];
@@ -99,6 +100,7 @@ void NufftPlan<T>::spread(const C* c, C* fine) const {
             }
             const std::size_t slow_stride = slow == 0 ? 1 : slow == 1 ? std::size_t(G_[0]) : std::size_t(G_[0]) * G_[1];
             for (int b : buckets) {
+                if (progress.cancelled()) break;  // one bucket is a few thousand samples at most
                 for (std::uint32_t m : bucket_[std::size_t(b)]) {
                     const C v = c[m];
                     forEachWeight(m, [&](const Footprint& fp) {
@@ -130,12 +132,17 @@ void NufftPlan<T>::spread(const C* c, C* fine) const {
             }
         }
     }
+    progress.check();
 }
 
 template <class T>
-void NufftPlan<T>::interpolate(const C* fine, C* c) const {
+void NufftPlan<T>::interpolate(const C* fine, C* c, const Progress& progress) const {
+    // An OpenMP loop cannot be left early: once cancelled, the remaining samples are skipped.
+    std::atomic<bool> stop{false};
 #pragma omp parallel for schedule(dynamic, 256)
     for (std::int64_t m = 0; m < std::int64_t(M_); ++m) {
+        if (m % 256 == 0 && progress.cancelled()) stop.store(true, std::memory_order_relaxed);
+        if (stop.load(std::memory_order_relaxed)) continue;
         std::complex<double> acc = 0;
         forEachWeight(std::size_t(m), [&](const Footprint& fp) {
             for (int iz = 0; iz < fp.w[2]; ++iz)
@@ -148,14 +155,15 @@ void NufftPlan<T>::interpolate(const C* fine, C* c) const {
         });
         c[m] = C(acc);
     }
+    progress.check();
 }
 
 template <class T>
 void NufftPlan<T>::adjoint(const C* c, C* out, const Progress& progress) const {
     std::vector<C> fine(fineSize());
-    spread(c, fine.data());
+    spread(c, fine.data(), progress);
     progress.update(0.5);
-    bwd_->execute(fine.data());
+    bwd_->execute(fine.data(), progress);
     const auto& S = grid_.size;
     const std::size_t sy = std::size_t(G_[0]), sz = std::size_t(G_[0]) * G_[1];
 #pragma omp parallel for
@@ -196,9 +204,9 @@ void NufftPlan<T>::forward(const C* f, C* out, const Progress& progress) const {
                 }
                 fine[fx + fy * sy + fz * sz] = f[(std::size_t(z) * S[1] + y) * S[0] + x] / T(d);
             }
-    fwd_->execute(fine.data());
+    fwd_->execute(fine.data(), progress);
     progress.update(0.5);
-    interpolate(fine.data(), out);
+    interpolate(fine.data(), out, progress);
     progress.update(1.0);
 }
 

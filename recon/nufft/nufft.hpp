@@ -29,8 +29,10 @@ public:
     void forward(const C* f, C* out, const Progress& progress = {}) const;
 
     // The raw steps on the oversampled grid (fineSize() points), for density compensation.
-    void spread(const C* c, C* fine) const;
-    void interpolate(const C* fine, C* c) const;
+    // Both poll progress's cancel as they go (every slab bucket, every block of samples)
+    // and throw Cancelled, leaving the output unspecified.
+    void spread(const C* c, C* fine, const Progress& progress = {}) const;
+    void interpolate(const C* fine, C* c, const Progress& progress = {}) const;
     std::size_t fineSize() const { return std::size_t(G_[0]) * G_[1] * G_[2]; }
     const SpreadKernel& kernel() const { return kernel_; }
 

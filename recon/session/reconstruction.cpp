@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "recon/core/errors.hpp"
+#include "recon/core/host_memory.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
 namespace recon {
@@ -102,6 +103,7 @@ const std::vector<double>& ReconstructionSession::densityWeights(DensityMethod m
     if (!d.density.empty()) {
         w = d.density;
     } else if (method == DensityMethod::PipeMenon) {
+        requireMemory(false);
         w = backend_->densityCompensation(d.trajectory, d.grid, kaiserBesselGridding(2.0, 4), 20, progress);
     } else {
         // |k|^(d-1), scaled so the weights add up to the volume of the ball the spokes cover.
@@ -130,8 +132,25 @@ GriddingResult ReconstructionSession::gridKaiserBessel(const GriddingOptions& op
     return gridWith(opts, density.value_or(kaiserBesselDensityMethod()), progress);
 }
 
+void ReconstructionSession::requireMemory(bool solve) const {
+    const Dataset& d = dataset();
+    const BackendInfo info = backend_->info();
+    const MemoryEstimate e = estimateReconstructionMemory(d.grid, d.samples(), d.coils, info.precision);
+    const std::size_t bytes = solve ? e.solve : e.gridding;
+    const std::string what = std::string(solve ? "the iterative reconstruction" : "gridding") + " of " +
+                             std::to_string(d.samples()) + " samples on a " + d.grid.describe() + " grid in " +
+                             toString(info.precision);
+    if (info.kind == "cpu") return requireHostMemory(bytes, what);
+    const std::size_t available = backend_->availableMemory();
+    if (available > 0 && bytes > available)
+        throw OutOfMemory(what + " needs about " + OutOfMemory::humanBytes(bytes) + " of device memory, " +
+                              OutOfMemory::humanBytes(available) + " is free",
+                          bytes);
+}
+
 GriddingResult ReconstructionSession::gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress) {
     const Dataset& d = dataset();
+    requireMemory(false);
     const auto t0 = Clock::now();
     const std::vector<double>& w = densityWeights(density, progress);
     std::vector<ComplexArray> coils;
@@ -262,9 +281,15 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     if (sense && sparse)
         throw InputError("SENSE with a sparse prior (" + toString(opts.regularizer) +
                          ") is not available yet: use a quadratic regulariser (tikhonov, fd, anatomical) or --coil-combine sos");
+    const FourierMethod m = resolve(opts.method);
+    bool building;  // the first solve of this method builds Q: the peak; later ones reuse what is held
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        building = toeplitz_.find(methodKey(m)) == toeplitz_.end();
+    }
+    if (building) requireMemory(true);
     if (sense) return solveSense(opts, monitor, warm);
     if (sparse) return solveSparse(opts, monitor, warm);
-    const FourierMethod m = resolve(opts.method);
 
     SolveResult result;
     result.method = methodKey(m);

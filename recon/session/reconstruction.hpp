@@ -199,6 +199,10 @@ private:
     SolveResult solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);  // sense_solve.cpp
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);
+    // Before gridding, Pipe-Menon or coil maps (solve = false) or a solve that builds Q: the stage's estimate
+    // (estimateReconstructionMemory) against what the backend can still allocate. On the CPU
+    // an InputError naming both; on a device an OutOfMemory, from which solve() falls back to the CPU.
+    void requireMemory(bool solve) const;
 };
 
 // Sum of squares over coils: sqrt(sum |x_c|^2), real and non-negative.

@@ -32,6 +32,7 @@ const CoilMaps& ReconstructionSession::coilMaps(const Progress& progress) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (coil_maps_) return *coil_maps_;
     }
+    requireMemory(false);  // each coil is gridded
     CoilMaps maps = estimateCoilMapsLowResolution(*backend_, d, densityWeights(progress), {}, progress);
     std::lock_guard<std::mutex> lock(mutex_);
     coil_maps_ = std::move(maps);

@@ -163,5 +163,104 @@ def sparse(cli):
             fail(f"{bad} should be refused with a message, got {b.returncode}: {b.stderr}")
 
 
+def read_cfl(stem):
+    """A BART array: dims from the .hdr, complex64 values from the .cfl."""
+    import array
+    with open(stem + ".hdr") as f:
+        dims = [int(x) for x in f.read().split("\n")[1].split()]
+    values = array.array("f")
+    with open(stem + ".cfl", "rb") as f:
+        values.frombytes(f.read())
+    return dims, values
+
+
+def run_until(args, pattern, pause):
+    """Runs the CLI on a pseudo-terminal (so it prints its phases), sends SIGINT `pause`
+    seconds after `pattern` first appears; returns (exit code, output, seconds from the
+    signal to the exit)."""
+    import pty
+    import re
+    master, slave = pty.openpty()
+    p = subprocess.Popen(args, stdout=slave, stderr=slave)
+    os.close(slave)
+    out, signalled = b"", None
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+        if signalled is None and re.search(pattern, out.decode(errors="replace")):
+            time.sleep(pause)
+            p.send_signal(signal.SIGINT)
+            signalled = time.monotonic()
+    p.wait(timeout=300)
+    os.close(master)
+    text = out.decode(errors="replace").replace("\r", "\n")
+    if signalled is None:
+        fail(f"the run ended (exit {p.returncode}) before {pattern!r} appeared: {text[-2000:]}")
+    return p.returncode, text, time.monotonic() - signalled
+
+
+def cancel_gridding(cli):
+    # Item 6: Ctrl-C during the 128^3 stages before CG (Pipe-Menon density weights, Q's
+    # 512^3 FFT) stops within seconds, writes exactly the complete images, says which, and
+    # leaves no partial file. 5 s is a correctness bound (these stages ran 13-18 s on).
+    bound = 5.0
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "kooshball.h5")
+        r = run(cli, "simulate", "--kind", "radial-3d", "--n", "128", "--readouts", "1000", "--output", data, "--quiet")
+        if r.returncode != 0:
+            fail(f"simulate: {r.stderr}")
+        ref = os.path.join(tmp, "ref")
+        r = run(cli, "recon", "--input", data, "--only", "gridding-kb", "--gridding-output", ref + ".cfl", "--quiet")
+        if r.returncode != 0:
+            fail(f"the uncancelled gridding: {r.stderr}")
+
+        def recon(folder):
+            os.mkdir(folder)
+            return [cli, "recon", "--input", data, "--output", os.path.join(folder, "it.cfl"),
+                    "--gridding-output", os.path.join(folder, "kb.cfl"), "--report", os.path.join(folder, "r.json")]
+
+        # During Kaiser-Bessel gridding's density weights: only the report is complete.
+        a = os.path.join(tmp, "a")
+        code, out, late = run_until(recon(a), r"density weights +[1-9]", 0.3)
+        if code != 130 or late > bound:
+            fail(f"Ctrl-C in Pipe-Menon: exit {code} {late:.1f} s after the signal (expected 130 within {bound} s): {out[-1500:]}")
+        said = f"cancelled during Kaiser-Bessel gridding: wrote {a}/r.json; not written: {a}/it.cfl (--output: the iterative " \
+               f"image was not complete), {a}/kb.cfl (--gridding-output: the gridding-kb image was not complete)"
+        if said not in out:
+            fail(f"Ctrl-C in Pipe-Menon: expected {said!r} in {out[-1500:]!r}")
+        if sorted(os.listdir(a)) != ["r.json"]:
+            fail(f"Ctrl-C in Pipe-Menon left {sorted(os.listdir(a))}, expected only r.json")
+        with open(os.path.join(a, "r.json")) as f:
+            if json.load(f)["cancelled"] is not True:
+                fail("the report does not say cancelled")
+
+        # During Q (after both griddings; the signal lands in its 512^3 FFT): the Kaiser-Bessel
+        # image is written, equal to the uncancelled one; the iterative image is not.
+        b = os.path.join(tmp, "b")
+        code, out, late = run_until(recon(b), r"Q +50%", 0.2)
+        if code != 130 or late > bound:
+            fail(f"Ctrl-C in Q: exit {code} {late:.1f} s after the signal (expected 130 within {bound} s): {out[-1500:]}")
+        said = f"cancelled during the iterative reconstruction, before its first iteration: wrote {b}/kb.cfl, {b}/r.json; " \
+               f"not written: {b}/it.cfl (--output: the iterative image was not complete)"
+        if said not in out:
+            fail(f"Ctrl-C in Q: expected {said!r} in {out[-1500:]!r}")
+        if sorted(os.listdir(b)) != ["kb.cfl", "kb.hdr", "r.json"]:
+            fail(f"Ctrl-C in Q left {sorted(os.listdir(b))}, expected kb.cfl, kb.hdr, r.json")
+        dims, got = read_cfl(os.path.join(b, "kb"))
+        rdims, want = read_cfl(ref)
+        if dims[:3] != [128, 128, 128] or dims != rdims or len(got) != 2 * 128 ** 3:
+            fail(f"the written gridding image has dims {dims}, {len(got)} floats (reference {rdims})")
+        diff = max(abs(x - y) for x, y in zip(got, want))
+        peak = max(abs(y) for y in want)
+        if not peak > 0 or not diff <= 1e-6 * peak:
+            fail(f"the written gridding image differs from the uncancelled one by {diff} (peak {peak})")
+        print(f"OK: Ctrl-C in Pipe-Menon and in Q: exit 130 within {bound} s, complete images written")
+
+
 if __name__ == "__main__":
-    {"acceptance": acceptance, "usage": usage, "cancel": cancel, "sparse": sparse, "multicoil": multicoil}[sys.argv[1]](sys.argv[2])
+    {"acceptance": acceptance, "usage": usage, "cancel": cancel, "cancel_gridding": cancel_gridding, "sparse": sparse, "multicoil": multicoil}[sys.argv[1]](sys.argv[2])

@@ -367,6 +367,31 @@ private slots:
         QCOMPARE(toString(c.state()), toString(JobState::Failed));
         QVERIFY2(c.lastError().contains("no-such-demo") && c.lastError().contains(kSmallDemo), qPrintable(c.lastError()));
     }
+
+    // A problem beyond the machine's memory (2^30 voxels: Q's grid alone is 550 GB) is refused
+    // before anything is allocated, with the estimate and what is available in the message
+    // the status bar shows; the workstation then goes on with the next data set.
+    void refusesWhatDoesNotFitInMemory() {
+        ReconstructionController c;
+        c.setSettings(settingsWith(3));
+        QSignalSpy failed(&c, &ReconstructionController::failed);
+        auto huge = std::make_shared<recon::Dataset>();
+        huge->grid = recon::Grid::make3D(2048, 2048, 256);
+        huge->trajectory.dims = 3;
+        huge->trajectory.k = {0, 0, 0, 1, 2, 3, -4, 5, -6};
+        huge->kspace.assign(3, recon::cdouble(1, 0));
+        c.openDataset(huge, QStringLiteral("huge"));
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QCOMPARE(toString(c.state()), toString(JobState::Failed));
+        QCOMPARE(failed.count(), 1);
+        for (const char* part : {"2048x2048x256", "of host memory; ", " is available"})
+            QVERIFY2(c.lastError().contains(QLatin1String(part)), qPrintable(c.lastError()));
+        QVERIFY(!c.layers().has(Layer::GriddingKaiserBessel));
+
+        c.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QVERIFY2(c.state() == JobState::Completed, qPrintable(c.lastError()));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestController)

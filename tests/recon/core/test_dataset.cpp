@@ -1,6 +1,9 @@
 // Bad input gets a clear message naming what is wrong.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+
 #include "recon/core/dataset.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/session/demo_cases.hpp"
@@ -47,6 +50,21 @@ TEST(DatasetValidation, RejectsTrajectoryOutsideTheBand) {
     expectError(d, "outside the band");
 }
 
+// A trajectory scaled as a unit mistake scales it is refused with the mistake named.
+TEST(DatasetValidation, NamesTheLikelyUnitMistake) {
+    const Dataset good = small();
+    const double n = good.grid.n[0];
+    for (auto [scale, mistake] : {std::pair{n, "= N, as when values in cycles per FOV are declared cycles per voxel"},
+                                  std::pair{n / (2 * kPi), "= N/(2 pi), as when values in cycles per FOV are declared radians"},
+                                  std::pair{80.0, "scaled by about 80 (this program uses cycles per FOV"}}) {
+        Dataset d = good;
+        double reach = 0;  // the data's own largest |k| relative to the band's edge
+        for (double& k : d.trajectory.k) reach = std::max(reach, std::abs(k) / (n / 2));
+        for (double& k : d.trajectory.k) k *= scale / reach;
+        expectError(d, mistake);
+    }
+}
+
 TEST(DatasetValidation, RejectsAbsurdSizesAndWrongTruth) {
     Dataset d = small();
     d.grid.n = {100000, 4, 1};
@@ -59,4 +77,21 @@ TEST(DatasetValidation, RejectsAbsurdSizesAndWrongTruth) {
 TEST(DatasetValidation, MemoryEstimateGrowsWithTheGrid) {
     EXPECT_GT(estimateReconstructionBytes(Grid::cube(3, 128), 284592, Precision::Single),
               estimateReconstructionBytes(Grid::cube(3, 64), 284592, Precision::Single) * 7);
+}
+
+// Messages print numbers in their shortest exact form (issue 15, item 9: "%f" printed
+// 'dims' = 3.000000 and a 300-digit lambda): short, never padded, and read back exactly.
+TEST(Messages, NumbersAreShortestAndReadBackExactly) {
+    EXPECT_EQ(formatNumber(3), "3");
+    EXPECT_EQ(formatNumber(0.02), "0.02");
+    EXPECT_EQ(formatNumber(1e300), "1e+300");
+    EXPECT_EQ(formatNumber(-2.5), "-2.5");
+    std::mt19937_64 rng(9);
+    std::uniform_real_distribution<double> exponent(-300, 300), mantissa(-10, 10);
+    for (int i = 0; i < 10000; ++i) {
+        const double x = mantissa(rng) * std::pow(10.0, exponent(rng));
+        const std::string s = formatNumber(x);
+        EXPECT_EQ(std::stod(s), x) << s;
+        EXPECT_LE(s.size(), 24u) << s;
+    }
 }

@@ -58,4 +58,35 @@ TEST(CudaOutOfMemory, EveryAllocationOfASolveFallsBackToTheCpuWithTheSameImage) 
     EXPECT_GE(fallbacks, 5);  // allocation sites passed one by one as the cap grows
 }
 
+// Before a solve the device's free memory (cudaMemGetInfo) is checked against the estimate:
+// a problem far beyond it (2^30 voxels: Q's grid alone is 550 GB) falls back to the CPU at once
+// with both numbers, and the CPU then refuses it with the host's; gridding is refused directly.
+TEST(CudaOutOfMemory, TheEstimateRefusesBeforeAllocating) {
+    auto huge = std::make_shared<Dataset>();
+    huge->grid = Grid::make3D(2048, 2048, 256);
+    huge->trajectory.dims = 3;
+    huge->trajectory.k = {0, 0, 0, 1, 2, 3, -4, 5, -6};
+    huge->kspace.assign(3, cdouble(1, 0));
+    ReconstructionSession s(gpu(Precision::Single));
+    s.setDataset(huge);
+    try {
+        s.gridKaiserBessel();
+        ADD_FAILURE() << "gridding was not refused";
+    } catch (const OutOfMemory& e) {
+        const std::string said = e.what();
+        EXPECT_NE(said.find("of device memory"), std::string::npos) << said;
+        EXPECT_NE(said.find(" is free"), std::string::npos) << said;
+    }
+    testing::internal::CaptureStderr();
+    try {
+        s.solve(SolveOptions{});
+        ADD_FAILURE() << "the solve was not refused";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("of host memory; "), std::string::npos) << e.what();
+    }
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_NE(said.find("of device memory"), std::string::npos) << said;
+    EXPECT_NE(said.find("falling back to the CPU backend"), std::string::npos) << said;
+}
+
 }  // namespace

@@ -10,14 +10,7 @@
 
 #include "recon/core/dataset.hpp"
 
-// Built with AddressSanitizer (GCC defines the first, clang answers the second).
-#if defined(__SANITIZE_ADDRESS__)
-#define RECONSTUDIO_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RECONSTUDIO_TEST_ASAN 1
-#endif
-#endif
+#include "../../support/sanitizer.hpp"
 
 namespace recon::test {
 

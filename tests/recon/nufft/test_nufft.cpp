@@ -4,6 +4,8 @@
 
 #include "../test_support.hpp"
 #include "recon/backend/backend.hpp"
+#include "recon/nufft/fft.hpp"
+#include "recon/nufft/nufft.hpp"
 #include "recon/nufft/spread_kernel.hpp"
 
 using namespace recon;
@@ -71,6 +73,60 @@ TEST(SpreadKernel, BeattyBetaForSigma2Width4) {
     EXPECT_EQ(SpreadKernel::forTolerance(1e-6).width, 8);
     EXPECT_EQ(oversampledLength(64, 2.0), 128);
     EXPECT_EQ(oversampledLength(7, 2.0), 16);
+}
+
+// The cancellable FFT (planes, then lines along the slowest axis, in batches) against
+// FFTW's whole transform, on shapes whose batches do not divide the axes.
+TEST(Fft, CancellableExecuteMatchesTheWholeTransform) {
+    const std::atomic<bool> go{false};
+    Progress progress;
+    progress.cancel = &go;
+    for (auto [shape, dims] : {std::pair{std::array<int, 3>{160, 162, 170}, 3}, std::pair{std::array<int, 3>{2100, 2048, 1}, 2}})
+        for (FftDirection dir : {FftDirection::Forward, FftDirection::Backward}) {
+            FftPlan<double> plan(shape, dims, dir);
+            ASSERT_GT(plan.size(), std::size_t(1) << 22) << "small enough to run as one transform";
+            const ComplexArray input = randomComplex(plan.size(), 21);
+            ComplexArray whole = input, batched = input;
+            plan.execute(whole.data());
+            plan.execute(batched.data(), progress);
+            EXPECT_LT(relativeError(batched, whole), 1e-13) << dims << "D";
+            EXPECT_GT(relativeError(batched, input), 0.5) << "nothing was transformed";
+        }
+}
+
+TEST(Fft, CancelledTransformThrows) {
+    const std::atomic<bool> stop{true};
+    Progress progress;
+    progress.cancel = &stop;
+    FftPlan<float> big({256, 128, 160}, 3, FftDirection::Forward), small({16, 16, 1}, 2, FftDirection::Forward);
+    std::vector<std::complex<float>> data(big.size());
+    EXPECT_THROW(big.execute(data.data(), progress), Cancelled);
+    EXPECT_THROW(small.execute(data.data(), progress), Cancelled);
+    EXPECT_NO_THROW(big.execute(data.data()));
+}
+
+// Spreading and interpolation poll the cancel flag (Pipe-Menon's 20 rounds of both at 128^3
+// otherwise run to the end after a Ctrl-C); without a cancel they are the adjoint pair.
+TEST(Nufft, SpreadAndInterpolateHonourCancel) {
+    const Grid grid = Grid::make3D(24, 20, 18);
+    const Trajectory t = randomTrajectory(grid, 2000, 4);
+    NufftPlan<double> plan(t, SampleGrid::image(grid), SpreadKernel::forTolerance(1e-6), false);
+    const ComplexArray c = randomComplex(t.samples(), 5), g = randomComplex(plan.fineSize(), 6);
+    ComplexArray fine(plan.fineSize()), back(t.samples());
+    std::atomic<bool> flag{false};
+    Progress progress;
+    progress.cancel = &flag;
+    plan.spread(c.data(), fine.data(), progress);
+    plan.interpolate(g.data(), back.data(), progress);
+    cdouble lhs = 0, rhs = 0;  // <spread c, g> = <c, interpolate g>
+    for (std::size_t i = 0; i < fine.size(); ++i) lhs += std::conj(fine[i]) * g[i];
+    for (std::size_t m = 0; m < c.size(); ++m) rhs += std::conj(c[m]) * back[m];
+    EXPECT_LT(std::abs(lhs - rhs), 1e-10 * std::abs(rhs));
+    flag = true;
+    EXPECT_THROW(plan.spread(c.data(), fine.data(), progress), Cancelled);
+    EXPECT_THROW(plan.interpolate(g.data(), back.data(), progress), Cancelled);
+    ComplexArray image(grid.voxels());
+    EXPECT_THROW(plan.adjoint(c.data(), image.data(), progress), Cancelled);
 }
 
 }  // namespace
