@@ -73,6 +73,8 @@ Reconstruction:
                          (default 0.005; convergence speed only, not the solution)
   --iterations N         CG iterations (default 60; ADMM: inner CG iterations in all)
   --tolerance T          stop when the relative residual < T (default 0: run all)
+  --preconditioner P     quadratic CG: none (default) | circulant (the inverse of F^H F + lambda s W^H W's
+                         circulant approximation: fewer iterations, same solution)
   --precision P          float32 (default) | float64
   --backend B            auto (default) | cpu | cuda
   --method M             Fourier method: nufft (CPU default), direct, or a GPU kernel
@@ -236,6 +238,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.method.tolerance = a.numberIn("nufft-tolerance", 1e-6, 1e-14, 1e-2);
     o.snapshot_every = 0;
     o.coil_combination = parseCoilCombination(a.get("coil-combine", "sos"));
+    o.preconditioner = parsePreconditioner(a.get("preconditioner", toString(SolveOptions{}.preconditioner)));
     if (o.iterations < 0 || o.iterations > 100000) throw UsageError("--iterations must be between 0 and 100000");
     return o;
 }
@@ -244,7 +247,7 @@ const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspa
                                             "units", "matrix", "basis"};
 const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
-                                             "coil-combine", "coil-maps", "virtual-coils"};
+                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner"};
 
 std::set<std::string> merged(std::initializer_list<std::set<std::string>> sets) {
     std::set<std::string> out;

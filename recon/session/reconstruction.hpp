@@ -16,6 +16,7 @@
 
 #include "recon/backend/backend.hpp"
 #include "recon/core/dataset.hpp"
+#include "recon/core/preconditioner_kind.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/operators/regularizer.hpp"
 #include "recon/priors/priors.hpp"
@@ -39,6 +40,9 @@ struct SolveOptions {
     double tolerance = 0;         // stop when the relative residual falls below (0: run all)
     int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
     FourierMethod method{"", 1e-6};  // empty name: the backend's default
+    // M^{-1} of the quadratic CG (single-image solves; not SENSE or ADMM): the inverse of the
+    // circulant approximation of F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp).
+    PreconditionerKind preconditioner = PreconditionerKind::None;
     AnatomicalOptions anatomical;
     // The sparse priors (tv, wavelet, anatomical-tv; recon/session/sparse_solve.cpp): a sum of
     // terms, each with its own lambda. Empty: the one term (regularizer, lambda) above.
@@ -148,6 +152,10 @@ public:
     LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {});
     // W as an operator on the backend (its normal W^T W one sparse product), cached per kind.
     LinearOperatorPtr regularizerOperator(const SolveOptions& opts);
+    // M^{-1} for (F^H F + weight W^H W) with the regulariser of `opts` (none when `with_penalty`
+    // is false): the circulants' eigenvalues cached per method and regulariser, only M^{-1}
+    // rebuilt for a new weight. Null for PreconditionerKind::None.
+    LinearOperatorPtr preconditioner(const SolveOptions& opts, bool with_penalty, double weight, const Progress& progress = {});
     double lambdaScale() const;  // s = Q(0)
 
     // The iterative reconstruction, reporting through `monitor` (phases, iterations, cancel).
@@ -183,7 +191,15 @@ private:
     std::map<std::string, std::shared_ptr<const ToeplitzOperator>> toeplitz_;
     std::map<std::string, LinearOperatorPtr> fourier_;
     LinearOperatorPtr regularizer_;
+    std::shared_ptr<const Regularizer> regularizer_matrix_;  // regularizer_'s W and W^T W on the host
     RegularizerKind regularizer_kind_{};
+    // The circulant preconditioner's eigenvalues (per method key; per regulariser kind) and the last M^{-1}.
+    std::map<std::string, std::vector<double>> circulant_data_;
+    std::map<RegularizerKind, std::vector<double>> circulant_penalty_;
+    struct BuiltPreconditioner {
+        std::string key;  // method, regulariser, weight
+        LinearOperatorPtr op;
+    } preconditioner_;
     // The last single-coil solve, kept on the backend so a lambda change re-solves without a rebuild.
     struct ResidentSolve {
         std::string key;  // method, regulariser
