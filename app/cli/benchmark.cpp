@@ -19,6 +19,7 @@
 #include "recon/operators/direct_sums.hpp"
 #include "recon/operators/regularizer.hpp"
 #include "recon/phantom/shepp_logan.hpp"
+#include "recon/session/reconstruction.hpp"
 #include "recon/solvers/normal_cg.hpp"
 #include "recon/trajectory/trajectories.hpp"
 #ifdef RECONSTUDIO_HAVE_CUDA
@@ -314,8 +315,8 @@ std::vector<Row> cpuEngineRows(const Problem& p, double tol, int voxels) {
         std::vector<double> w;
         Row dcf;
         dcf.section = "gridding";
-        dcf.name = "CPU Pipe-Menon (20 it)";
-        dcf.seconds = timeIt([&] { w = cpu->densityCompensation(p.traj, p.grid, kaiserBesselGridding(), 20); }, 1);
+        dcf.name = "CPU Pipe-Menon (" + std::to_string(kPipeMenonIterations) + " it)";
+        dcf.seconds = timeIt([&] { w = cpu->densityCompensation(p.traj, p.grid, kaiserBesselGridding(), kPipeMenonIterations); }, 1);
         rows.push_back(dcf);
         ComplexArray weighted(p.data.size()), img;
         for (std::size_t m = 0; m < w.size(); ++m) weighted[m] = w[m] * p.data[m];
