@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "arguments.hpp"
+#include "convergence.hpp"
 #include "json_text.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/core/conventions.hpp"
@@ -49,6 +50,12 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
   --skip-slow        leave out GPU.Base, RegAlloc, Coalesce and ConstMem
   --retune           redo GPU.Tune's search instead of reading the cache
   --no-cpu           leave out the CPU rows
+  --convergence LIST instead: the circulant preconditioner's study on demo cases (NAME or
+                     NAME@N, comma separated; e.g. radial-2d@256,default,spiral-2d-noisy):
+                     iterations and whole-reconstruction time to plain CG's PSNR after
+                     --iterations, and after a lambda change
+  --regularizers R   (--convergence) case (each case's own, default) or a list: tikhonov,fd,anatomical
+  --backend B        (--convergence) auto (default) | cpu | cuda
 )";
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -733,8 +740,14 @@ int runBenchmark(const std::vector<std::string>& args) {
             std::fputs(kUsage, stdout);
             return 0;
         }
-    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json"},
+    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend"},
                 {"skip-slow", "retune", "no-cpu"});
+    if (auto cases = a.maybe("convergence")) {
+        const int iterations = a.integerIn("iterations", 60, 1, 10000);
+        runConvergenceStudy(*cases, a.get("regularizers", "case"), parseBackendChoice(a.get("backend", "auto")),
+                            Precision::Single, iterations, a.get("json", ""));
+        return 0;
+    }
     std::vector<int> sizes;
     {
         std::stringstream ss(a.get("sizes", "128"));
