@@ -78,7 +78,7 @@ Reconstruction:
   --precision P          float32 (default) | float64
   --backend B            auto (default) | cpu | cuda
   --method M             Fourier method: nufft (CPU default), direct, or a GPU kernel
-  --nufft-tolerance E    NUFFT accuracy (default 1e-6)
+  --nufft-tolerance E    NUFFT accuracy (default 1e-4)
   --coil-combine C       multi-coil data: sos (each coil solved, sum of squares; default) | sense
   --coil-maps M          SENSE coil maps: lowres (default: low-resolution images / their root sum
                          of squares) | FILE (BART cfl [x,y,z,coils], e.g. from bart ecalib)
@@ -235,7 +235,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.method.name = a.get("method", "");
     // Below 1e-14 double precision cannot deliver; above 1e-2 the NUFFT is no longer the model.
-    o.method.tolerance = a.numberIn("nufft-tolerance", 1e-6, 1e-14, 1e-2);
+    o.method.tolerance = a.numberIn("nufft-tolerance", kDefaultNufftTolerance, 1e-14, 1e-2);
     o.snapshot_every = 0;
     o.coil_combination = parseCoilCombination(a.get("coil-combine", "sos"));
     o.preconditioner = parsePreconditioner(a.get("preconditioner", toString(SolveOptions{}.preconditioner)));
