@@ -227,7 +227,7 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     opts.lambda = s.lambda;
     opts.iterations = s.iterations;
     opts.snapshot_every = data_->grid.voxels() <= kLiveSnapshotVoxels ? 1 : 5;
-    opts.method = recon::FourierMethod{s.method.toStdString(), 1e-6};
+    opts.method = recon::FourierMethod{s.method.toStdString(), recon::kDefaultNufftTolerance};
 
     const int coils = data_->coils;
     // A cold start passes no image at all, so the same settings and data give the same result.

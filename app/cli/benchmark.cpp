@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "arguments.hpp"
+#include "convergence.hpp"
 #include "json_text.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/core/conventions.hpp"
@@ -19,6 +20,7 @@
 #include "recon/operators/direct_sums.hpp"
 #include "recon/operators/regularizer.hpp"
 #include "recon/phantom/shepp_logan.hpp"
+#include "recon/session/reconstruction.hpp"
 #include "recon/solvers/normal_cg.hpp"
 #include "recon/trajectory/trajectories.hpp"
 #ifdef RECONSTUDIO_HAVE_CUDA
@@ -48,6 +50,12 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
   --skip-slow        leave out GPU.Base, RegAlloc, Coalesce and ConstMem
   --retune           redo GPU.Tune's search instead of reading the cache
   --no-cpu           leave out the CPU rows
+  --convergence LIST instead: the circulant preconditioner's study on demo cases (NAME or
+                     NAME@N, comma separated; e.g. radial-2d@256,default,spiral-2d-noisy):
+                     iterations and whole-reconstruction time to plain CG's PSNR after
+                     --iterations, and after a lambda change
+  --regularizers R   (--convergence) case (each case's own, default) or a list: tikhonov,fd,anatomical
+  --backend B        (--convergence) auto (default) | cpu | cuda
 )";
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -314,8 +322,8 @@ std::vector<Row> cpuEngineRows(const Problem& p, double tol, int voxels) {
         std::vector<double> w;
         Row dcf;
         dcf.section = "gridding";
-        dcf.name = "CPU Pipe-Menon (20 it)";
-        dcf.seconds = timeIt([&] { w = cpu->densityCompensation(p.traj, p.grid, kaiserBesselGridding(), 20); }, 1);
+        dcf.name = "CPU Pipe-Menon (" + std::to_string(kPipeMenonIterations) + " it)";
+        dcf.seconds = timeIt([&] { w = cpu->densityCompensation(p.traj, p.grid, kaiserBesselGridding(), kPipeMenonIterations); }, 1);
         rows.push_back(dcf);
         ComplexArray weighted(p.data.size()), img;
         for (std::size_t m = 0; m < w.size(); ++m) weighted[m] = w[m] * p.data[m];
@@ -732,8 +740,14 @@ int runBenchmark(const std::vector<std::string>& args) {
             std::fputs(kUsage, stdout);
             return 0;
         }
-    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json"},
+    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend"},
                 {"skip-slow", "retune", "no-cpu"});
+    if (auto cases = a.maybe("convergence")) {
+        const int iterations = a.integerIn("iterations", 60, 1, 10000);
+        runConvergenceStudy(*cases, a.get("regularizers", "case"), parseBackendChoice(a.get("backend", "auto")),
+                            Precision::Single, iterations, a.get("json", ""));
+        return 0;
+    }
     std::vector<int> sizes;
     {
         std::stringstream ss(a.get("sizes", "128"));

@@ -12,6 +12,7 @@
 #include "recon/core/conventions.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/core/types.hpp"
+#include "recon/core/preconditioner_kind.hpp"
 #include "recon/operators/regularizer.hpp"
 
 namespace recon::io {
@@ -122,7 +123,7 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     if (!j.is_object()) throw InputError("recipe '" + origin + "': must be a JSON object, got " + j.type_name());
     FieldReader f(j, origin, "");
     f.rejectUnknown({kVersionKey, "method", "regularizer", "lambda", "iterations", "tolerance", "precision", "backend",
-                     "fourier_method", "nufft_tolerance", "basis", "coils", "output", "slurm"});
+                     "fourier_method", "nufft_tolerance", "basis", "coils", "output", "slurm", "preconditioner"});
     Recipe r;
     const auto version = f.integer(kVersionKey, 1, 1 << 20);
     if (!version) f.fail(kVersionKey, "is missing (the schema version, " + std::to_string(kRecipeVersion) + ")");
@@ -134,6 +135,7 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     r.lambda = f.number("lambda", 0, 1e12);
     r.iterations = f.integer("iterations", 0, 100000);
     r.tolerance = f.number("tolerance", 0, 1);
+    r.preconditioner = f.choice("preconditioner", parsePreconditioner);
     r.precision = f.choice("precision", parsePrecision);
     r.backend = f.choice("backend", parseBackendChoice);
     r.fourier_method = f.text("fourier_method");
@@ -169,6 +171,7 @@ Json toJson(const Recipe& r, bool with_slurm) {
     put("lambda", r.lambda);
     put("iterations", r.iterations);
     put("tolerance", r.tolerance);
+    put("preconditioner", r.preconditioner);
     put("precision", r.precision);
     put("backend", r.backend);
     put("fourier_method", r.fourier_method);
@@ -211,7 +214,7 @@ void writeRecipe(const std::string& path, const Recipe& r) { writeTextAtomically
 const std::vector<std::string>& overridableKeys() {
     static const std::vector<std::string> keys = {"method",    "regularizer", "lambda",         "iterations",
                                                   "tolerance", "precision",   "backend",        "fourier_method",
-                                                  "nufft_tolerance", "basis"};
+                                                  "nufft_tolerance", "basis", "preconditioner"};
     return keys;
 }
 

@@ -31,6 +31,7 @@ struct Recipe {
     std::optional<double> lambda;               // multiplies s = Q(0)
     std::optional<int> iterations;
     std::optional<double> tolerance;
+    std::optional<std::string> preconditioner;  // none | circulant
     std::optional<std::string> precision;       // float32 | float64
     std::optional<std::string> backend;         // auto | cpu | cuda
     std::optional<std::string> fourier_method;  // nufft | direct | a GPU kernel

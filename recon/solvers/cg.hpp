@@ -1,7 +1,8 @@
 // Conjugate gradient for A x = b with A Hermitian positive (semi)definite and
-// A = sum_i w_i A_i, a weighted sum of terms. The solver steps one iteration
-// at a time; the caller owns the loop (progress, cancel, a weight change between
-// steps). It knows nothing of MRI: vectors live in a `Space` (host or device),
+// A = sum_i w_i A_i, a weighted sum of terms, optionally preconditioned by an
+// M^{-1} (Hermitian positive definite; setPreconditioner). The solver steps one
+// iteration at a time; the caller owns the loop (progress, cancel, a weight change
+// between steps). It knows nothing of MRI: vectors live in a `Space` (host or device),
 // which provides
 //   using Vector; Vector make(size_t n); void copy(const Vector& from, Vector& to);
 //   void zero(Vector&); std::complex<double> dot(const Vector& a, const Vector& b); // a^H b
@@ -45,7 +46,7 @@ struct HasAxpyNorm2<S, std::void_t<decltype(std::declval<S&>().axpyNorm2(0.0, st
 // Scalars the solver reports after each iteration.
 struct CgStats {
     int iteration = 0;            // iterations done since the last (re)start
-    double residual = 0;          // ||b - A x|| / ||b||
+    double residual = 0;          // ||b - A x|| / ||b||, with or without a preconditioner (comparable)
     std::vector<double> forms;    // x^H A_i x per term (unweighted)
     double real_xb = 0;           // Re <x, b>
     bool has_reference = false;
@@ -99,8 +100,8 @@ public:
         space_.copy(b, b_);
         space_.axpy(1.0, b_, r_);
         bnorm2_ = space_.dot(b_, b_).real();
-        space_.copy(r_, p_);
         rr_ = space_.dot(r_, r_).real();
+        resetDirection();
         stats_ = CgStats{};
         updateStats();
     }
@@ -109,6 +110,19 @@ public:
         terms_[term].weight = w;
         restart();
     }
+    // The same with a new preconditioner for the new weights (one restart, not two).
+    void setWeight(std::size_t term, double w, Apply preconditioner) {
+        terms_[term].weight = w;
+        precondition_ = std::move(preconditioner);
+        restart();
+    }
+    // M^{-1} (empty: none). CG restarts its search direction from the current x and
+    // residual: no term is applied, the iteration count goes on.
+    void setPreconditioner(Apply preconditioner) {
+        precondition_ = std::move(preconditioner);
+        resetDirection();
+    }
+    bool preconditioned() const { return bool(precondition_); }
     double weight(std::size_t term) const { return terms_[term].weight; }
 
     // One iteration. Returns false (and does nothing) once the residual is zero.
@@ -118,6 +132,11 @@ public:
             return false;
         }
         if (rr_ <= 0 || bnorm2_ <= 0) return false;
+        if (!std::isfinite(rz_)) {
+            stats_.nonfinite = true;
+            return false;
+        }
+        if (!(rz_ > 0)) return false;  // M^{-1} not positive on r: stop rather than diverge
         applyTerms(p_, tp_, ap_);
         double pap = space_.dot(p_, ap_).real();
         if (!std::isfinite(pap)) {
@@ -125,12 +144,19 @@ public:
             return false;
         }
         if (!(pap > 0)) return false;  // A not positive on p: stop rather than diverge
-        double alpha = rr_ / pap;
+        double alpha = rz_ / pap;
         space_.axpy(alpha, p_, x_);
         for (std::size_t i = 0; i < terms_.size(); ++i) space_.axpy(alpha, tp_[i], ax_[i]);
-        const double rr_new = axpyNorm2(-alpha, ap_, r_);
-        space_.xpby(r_, rr_new / rr_, p_);
-        rr_ = rr_new;
+        rr_ = axpyNorm2(-alpha, ap_, r_);
+        if (precondition_) {
+            precondition_(r_, z_);
+            const double rz_new = space_.dot(r_, z_).real();
+            space_.xpby(z_, rz_new / rz_, p_);
+            rz_ = rz_new;
+        } else {
+            space_.xpby(r_, rr_ / rz_, p_);
+            rz_ = rr_;
+        }
         ++stats_.iteration;
         updateStats();
         return true;
@@ -157,10 +183,23 @@ private:
         applyTerms(x_, ax_, ap_);
         space_.copy(b_, r_);
         space_.axpy(-1.0, ap_, r_);
-        space_.copy(r_, p_);
         rr_ = space_.dot(r_, r_).real();
+        resetDirection();
         stats_ = CgStats{};
         updateStats();
+    }
+
+    // p = z = M^{-1} r (or r), rz = r^H z: the first direction after a (re)start.
+    void resetDirection() {
+        if (precondition_) {
+            if (z_.size() != n_) z_ = space_.make(n_);
+            precondition_(r_, z_);
+            space_.copy(z_, p_);
+            rz_ = space_.dot(r_, z_).real();
+        } else {
+            space_.copy(r_, p_);
+            rz_ = rr_;
+        }
     }
 
     void updateStats() {
@@ -208,9 +247,11 @@ private:
     Vector b_, x_, r_, p_, ap_;
     std::vector<Vector> ax_, tp_;
     Vector ref_{};
+    Apply precondition_;
+    Vector z_{};  // M^{-1} r, made with the first preconditioner
     bool has_ref_ = false;
     double ref_norm2_ = 0;
-    double bnorm2_ = 0, rr_ = 0;
+    double bnorm2_ = 0, rr_ = 0, rz_ = 0;  // ||b||^2, ||r||^2, r^H M^{-1} r (= rr_ without M)
     CgStats stats_;
 };
 

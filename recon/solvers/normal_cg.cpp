@@ -29,6 +29,7 @@ struct OperatorSpace {
 struct NormalEquationsCg::Impl {
     OperatorSpace space;
     std::vector<NormalTerm> terms;
+    LinearOperatorPtr preconditioner;
     std::unique_ptr<ConjugateGradient<OperatorSpace>> cg;
     double data_norm2 = 0;
     bool has_truth = false;
@@ -113,6 +114,30 @@ void NormalEquationsCg::setWeight(std::size_t term, double weight) {
     if (!std::isfinite(weight) || weight < 0) throw InputError("CG: a weight must be a finite number >= 0");
     impl_->cg->setWeight(term, weight);
 }
+namespace {
+ConjugateGradient<OperatorSpace>::Apply preconditionerApply(const LinearOperatorPtr& m, VectorSpace& space, std::size_t n) {
+    if (!m) return {};
+    if (m->inSize() != n || m->outSize() != n)
+        throw InputError("CG: the preconditioner " + m->name() + " maps " + std::to_string(m->inSize()) + " to " +
+                         std::to_string(m->outSize()) + " values, the solve has " + std::to_string(n));
+    if (&m->space() != &space) throw InputError("CG: the preconditioner " + m->name() + " lives on another backend");
+    return [m](const Vector& in, Vector& out) { m->forward(in, out); };
+}
+}  // namespace
+
+void NormalEquationsCg::setWeight(std::size_t term, double weight, LinearOperatorPtr preconditioner) {
+    if (term >= impl_->terms.size()) throw InputError("CG: no term " + std::to_string(term));
+    if (!std::isfinite(weight) || weight < 0) throw InputError("CG: a weight must be a finite number >= 0");
+    auto apply = preconditionerApply(preconditioner, space_, n_);
+    impl_->preconditioner = std::move(preconditioner);
+    impl_->cg->setWeight(term, weight, std::move(apply));
+}
+void NormalEquationsCg::setPreconditioner(LinearOperatorPtr preconditioner) {
+    auto apply = preconditionerApply(preconditioner, space_, n_);
+    impl_->preconditioner = std::move(preconditioner);
+    impl_->cg->setPreconditioner(std::move(apply));
+}
+bool NormalEquationsCg::preconditioned() const { return impl_->preconditioner != nullptr; }
 double NormalEquationsCg::weight(std::size_t term) const { return impl_->cg->weight(term); }
 std::size_t NormalEquationsCg::terms() const { return impl_->terms.size(); }
 

@@ -43,6 +43,13 @@ public:
     void setRightHandSide(const Vector& rhs);
     // A term's weight (e.g. lambda s); CG restarts from the current iterate, nothing is rebuilt.
     void setWeight(std::size_t term, double weight);
+    // The same with the preconditioner made for the new weights (null: none), in one restart.
+    void setWeight(std::size_t term, double weight, LinearOperatorPtr preconditioner);
+    // M^{-1}, an approximate inverse of sum_i w_i A_i^H A_i (Hermitian positive definite, its
+    // forward applied; null: none). CG restarts its direction from the current iterate; the
+    // records' residual stays ||b - A x|| / ||b||, comparable with and without one.
+    void setPreconditioner(LinearOperatorPtr preconditioner);
+    bool preconditioned() const;
     double weight(std::size_t term) const;
     std::size_t terms() const;
     // x^H A_i^H A_i x of the current iterate (unweighted), kept by CG at no extra cost.

@@ -67,6 +67,7 @@ def usage(cli):
         (["compare", "--input", "/nonexistent/file.h5"], "/nonexistent/file.h5"),
         (["compare", "--case", "small-2d", "--regularizer", "l7"], "unknown regulariser"),
         (["compare", "--case", "small-2d", "--coil-combine", "best"], "unknown coil combination 'best'"),
+        (["compare", "--case", "small-2d", "--preconditioner", "jacobi"], "unknown preconditioner 'jacobi'"),
         (["compare", "--case", "radial-2d-8coil", "--coil-combine", "sense", "--coil-maps", "/nonexistent/maps"],
          "/nonexistent/maps"),
         (["compare", "--case", "radial-2d-8coil", "--coil-maps", "espirit"], "not available yet"),

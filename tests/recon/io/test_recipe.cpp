@@ -19,6 +19,7 @@ const char* kFull = R"({
   "lambda": 30,
   "iterations": 25,
   "tolerance": 0.001,
+  "preconditioner": "circulant",
   "precision": "float64",
   "backend": "cpu",
   "fourier_method": "nufft",
@@ -36,6 +37,7 @@ TEST(Recipe, ReadsEveryField) {
     EXPECT_DOUBLE_EQ(*r.lambda, 30);
     EXPECT_EQ(*r.iterations, 25);
     EXPECT_DOUBLE_EQ(*r.tolerance, 0.001);
+    EXPECT_EQ(*r.preconditioner, "circulant");
     EXPECT_EQ(*r.precision, "float64");
     EXPECT_EQ(*r.backend, "cpu");
     EXPECT_EQ(*r.fourier_method, "nufft");
@@ -76,6 +78,8 @@ TEST(Recipe, BadInputNamesFileAndField) {
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"lambda": 1})", "a.json"), InputError, "'reconstudio_recipe'", "missing");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 2})", "a.json"), InputError, "is 2",
                          "reads version 1");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "preconditioner": "jacobi"})", "a.json"), InputError,
+                         "'preconditioner'", "none or circulant");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lamda": 1})", "a.json"), InputError,
                          "unknown key 'lamda'", "lambda");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lambda": -1})", "a.json"), InputError, "'lambda'",

@@ -1,0 +1,20 @@
+// `reconstudio-cli benchmark --convergence CASES`: what the circulant preconditioner buys on
+// the demo cases, as printed rows (a benchmark, not a test): iterations and whole-
+// reconstruction time (Q, F^H d, CG; the preconditioner's setup included) to reach plain CG's
+// 60-iteration PSNR, and after a lambda change the warm iterations and time to the PSNR a
+// cold 60-iteration solve reaches at the new lambda.
+#pragma once
+
+#include <string>
+
+#include "recon/core/types.hpp"
+
+namespace recon::cli {
+
+// `cases`: demo case names, comma separated, each optionally NAME@N for an N-voxel grid
+// (readouts scaled to keep the undersampling). `regularizers`: "case" (each case's own) or a
+// comma list. Prints the table; writes JSON rows to `json_path` when not empty.
+void runConvergenceStudy(const std::string& cases, const std::string& regularizers, BackendChoice backend,
+                         Precision precision, int iterations, const std::string& json_path);
+
+}  // namespace recon::cli
