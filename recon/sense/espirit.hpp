@@ -26,9 +26,9 @@ struct EspiritOptions {
     int calibration = 24;  // side of the Cartesian calibration block, k-space samples (1/FOV apart)
     int kernel = 6;        // side of the kernel (patch)
     int calibration_iterations = 30;  // CG iterations of each coil's calibration fit
-    // Singular values below this fraction of the largest span the null space. BART's ecalib
-    // keeps sigma above 0.001 of the largest too; gridding errors in the calibration block
-    // act as noise well below that level (measured, docs/CONVENTIONS.md).
+    // Singular vectors whose sigma is below this fraction of the largest span the null space.
+    // Lower keeps the maps as they are; higher drops signal (measured on radial 64^2 against the
+    // true maps: 0.001 0.21 %, 0.01 0.23 %, 0.1 2.8 % error; docs/CONVENTIONS.md).
     double singular_value_threshold = 0.001;
     double eigenvalue_crop = 0.8;  // voxels whose largest eigenvalue is below: outside the maps' support
     // The eigenvalue stays near 1 in an empty background when the data carry little noise (as in

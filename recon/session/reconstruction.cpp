@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "recon/core/errors.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
 namespace recon {
@@ -39,6 +40,11 @@ ReconstructionSession::ReconstructionSession(std::shared_ptr<Backend> backend) :
 
 void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     if (data) data->validate(data->name.empty() ? "data set" : data->name);
+    if (data && !data->noise.empty()) {
+        auto whitened = std::make_shared<Dataset>(*data);
+        prewhitenWithNoiseScan(*whitened);
+        data = std::move(whitened);
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     data_ = std::move(data);
     density_.clear();
@@ -50,6 +56,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     cpu_fallback_.reset();
     sparse_.reset();
     coil_maps_.reset();
+    coil_maps_method_.reset();
 }
 
 const Dataset& ReconstructionSession::dataset() const {

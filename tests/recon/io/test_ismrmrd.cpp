@@ -287,11 +287,11 @@ TEST(Ismrmrd, CartesianMultiCoilFileFromIsmrmrdToolsMatchesTheCartesianSenseSolv
     ASSERT_EQ(d->samples(), std::size_t(32 * 32));
     EXPECT_NEAR(kmin, -16.0, 1e-4);  // every integer k of the 32x32 band: full Cartesian sampling
     EXPECT_NEAR(kmax, 15.0, 1e-4);
-    prewhiten(d->kspace, d->coils, noiseCovariance(d->noise, d->coils));
-
     auto backend = std::shared_ptr<Backend>(createCpuBackend(Precision::Double));
     ReconstructionSession session(backend);
-    session.setDataset(d);
+    session.setDataset(d);  // whitens with the file's noise scan
+    ASSERT_NE(session.dataset().source.find("noise-prewhitened"), std::string::npos);
+    const Dataset& w = session.dataset();
     SolveOptions o;
     o.lambda = 0;
     o.iterations = 5;
@@ -303,9 +303,9 @@ TEST(Ismrmrd, CartesianMultiCoilFileFromIsmrmrdToolsMatchesTheCartesianSenseSolv
     const CoilMaps& maps = session.coilMaps();
     const std::size_t voxels = d->grid.voxels();
     ComplexArray expected(voxels);
-    for (int c = 0; c < d->coils; ++c) {
-        ComplexArray coil_data(d->coil(c), d->coil(c) + d->samples()), fhd;
-        backend->adjointSum(d->trajectory, coil_data, SampleGrid::image(d->grid), fhd, {"direct", 0});
+    for (int c = 0; c < w.coils; ++c) {
+        ComplexArray coil_data(w.coil(c), w.coil(c) + w.samples()), fhd;
+        backend->adjointSum(w.trajectory, coil_data, SampleGrid::image(w.grid), fhd, {"direct", 0});
         for (std::size_t v = 0; v < voxels; ++v)
             expected[v] += std::conj(maps.maps[std::size_t(c) * voxels + v]) * fhd[v] / double(voxels);
     }
