@@ -97,7 +97,7 @@ TEST(CoilMaps, LowResolutionMapsRecoverTheTrueMapsInsideTheObject) {
     auto data = simulate(multiCoilCase(64, 100));  // about Nyquist for 64^2
     ReconstructionSession session(std::shared_ptr<Backend>(createCpuBackend(Precision::Double)));
     session.setDataset(data);
-    const CoilMaps& est = session.coilMaps();
+    const CoilMaps& est = session.coilMaps(CoilMapMethod::LowResolution);
     ASSERT_EQ(est.coils, kCoils);
     const MapAgreement a = compareWithTrueMaps(est, *data);
     print("low-resolution", a);
@@ -231,4 +231,28 @@ TEST(CoilMaps, SenseWithEspiritOrWalshMapsBeatsLowResolutionMapsOnTheDemoCase) {
     EXPECT_GT(psnr["espirit"], psnr["lowres"] + 3.0);
     EXPECT_GT(psnr["walsh"], psnr["lowres"] + 3.0);
     EXPECT_GT(psnr["espirit"], sos + 5.0);
+}
+
+TEST(CoilMaps, TheSessionEstimatesByTheMethodAskedUnlessMapsWereGiven) {
+    auto data = simulate(multiCoilCase(32, 40));
+    ReconstructionSession session(std::shared_ptr<Backend>(createCpuBackend(Precision::Double)));
+    session.setDataset(data);
+    EXPECT_EQ(session.coilMaps().source, "espirit");  // SolveOptions' default
+    EXPECT_EQ(session.coilMaps(CoilMapMethod::Walsh).source, "walsh");
+    EXPECT_EQ(session.coilMaps(CoilMapMethod::LowResolution).source, "low-resolution");
+    CoilMaps given = session.coilMaps(CoilMapMethod::Espirit);
+    given.source = "given.cfl";
+    session.setCoilMaps(given);
+    EXPECT_EQ(session.coilMaps(CoilMapMethod::Walsh).source, "given.cfl");
+    // A lambda change continues the resident SENSE solve only with the same maps.
+    SolveOptions opts;
+    opts.coil_combination = CoilCombination::Sense;
+    opts.iterations = 3;
+    session.setDataset(data);
+    session.solve(opts);
+    opts.warm_start = true;
+    opts.lambda *= 2;
+    EXPECT_TRUE(session.solve(opts).warm_started);
+    opts.coil_maps = CoilMapMethod::Walsh;
+    EXPECT_FALSE(session.solve(opts).warm_started);
 }
