@@ -50,13 +50,13 @@ CalibrationBlocks fitCalibrationBlocks(Backend& backend, const Dataset& data, in
     const Grid& g = data.grid;
     if (calibration < 2 || iterations < 1 || iterations > 1000)
         throw InputError("calibration: the block must span at least 2 samples and the fit 1 to 1000 iterations");
-    for (int a = 0; a < g.dims; ++a)
-        if (calibration > g.n[std::size_t(a)])
-            throw InputError("calibration: the block (" + std::to_string(calibration) + ") is larger than the grid " +
-                             g.describe());
-    const int half_band = calibration;  // the fit grid's band: |k| < cal per axis
-    const Grid fit = g.dims == 3 ? Grid::make3D(2 * half_band, 2 * half_band, 2 * half_band)
-                                 : Grid::make2D(2 * half_band, 2 * half_band);
+    // The block's side per axis: `calibration`, or the whole band of a smaller grid axis.
+    CalibrationBlocks out;
+    out.coils = data.coils;
+    for (int a = 0; a < g.dims; ++a) out.shape[std::size_t(a)] = std::min(calibration, g.n[std::size_t(a)]);
+    const BlockShape& side = out.shape;
+    // The fit grid: twice the block per axis, so its band |k| < side reaches well past the block.
+    const Grid fit = g.dims == 3 ? Grid::make3D(2 * side[0], 2 * side[1], 2 * side[2]) : Grid::make2D(2 * side[0], 2 * side[1]);
     const Trajectory& t = data.trajectory;
     std::vector<std::size_t> inside;
     Trajectory band;
@@ -65,7 +65,7 @@ CalibrationBlocks fitCalibrationBlocks(Backend& backend, const Dataset& data, in
     std::vector<double> phi, phi2;
     for (std::size_t m = 0; m < t.samples(); ++m) {
         bool in = true;
-        for (int a = 0; a < g.dims; ++a) in = in && std::abs(t.k[3 * m + std::size_t(a)]) < half_band;
+        for (int a = 0; a < g.dims; ++a) in = in && std::abs(t.k[3 * m + std::size_t(a)]) < side[std::size_t(a)];
         if (!in) continue;
         inside.push_back(m);
         for (int a = 0; a < 3; ++a) band.k.push_back(t.k[3 * m + std::size_t(a)]);
@@ -74,18 +74,15 @@ CalibrationBlocks fitCalibrationBlocks(Backend& backend, const Dataset& data, in
     }
     if (inside.size() < fit.voxels() / 8)
         throw InputError("calibration: " + std::to_string(inside.size()) + " samples lie within " +
-                         std::to_string(half_band) + " cycles/FOV of the centre, too few to calibrate a " +
-                         std::to_string(calibration) + "-sample block; use a smaller calibration");
+                         std::to_string(side[0]) + " cycles/FOV of the centre, too few to calibrate a " +
+                         std::to_string(side[0]) + "-sample block; use a smaller calibration");
     const FourierMethod method{backend.defaultMethod(), 1e-6};
     auto toeplitz = backend.makeToeplitz(fit, band, phi2, method, progress.part(0, 0.1));
     const LinearOperatorPtr f = fourierOperator(backend, band, fit, phi, method, toeplitz);
 
-    CalibrationBlocks out;
-    out.coils = data.coils;
-    for (int a = 0; a < g.dims; ++a) out.shape[std::size_t(a)] = calibration;
     std::array<ComplexArray, 3> to_k;
     for (int a = 0; a < g.dims; ++a)
-        to_k[std::size_t(a)] = dftMatrix(fit.n[std::size_t(a)], -calibration / 2, calibration, -1, false);
+        to_k[std::size_t(a)] = dftMatrix(fit.n[std::size_t(a)], -side[std::size_t(a)] / 2, side[std::size_t(a)], -1, false);
     const std::size_t points = blockPoints(out.shape);
     out.values.resize(std::size_t(data.coils) * points);
     std::vector<double> energy(std::size_t(data.coils), 0.0);
@@ -103,7 +100,7 @@ CalibrationBlocks fitCalibrationBlocks(Backend& backend, const Dataset& data, in
         ComplexArray img;
         cg.image(img);
         BlockShape shape = fit.n;
-        for (int a = 0; a < g.dims; ++a) img = transformAxis(img, shape, a, to_k[std::size_t(a)], calibration);
+        for (int a = 0; a < g.dims; ++a) img = transformAxis(img, shape, a, to_k[std::size_t(a)], side[std::size_t(a)]);
         std::copy(img.begin(), img.end(), out.values.begin() + std::ptrdiff_t(std::size_t(c) * points));
         for (const auto& x : img) energy[std::size_t(c)] += std::norm(x);
     }

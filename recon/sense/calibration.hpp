@@ -23,7 +23,8 @@ ComplexArray transformAxis(const ComplexArray& in, BlockShape& shape, int axis, 
 // matrix [o][j] for transformAxis from an image to k-space, or [j][o] (`to_image`) back.
 ComplexArray dftMatrix(int n, int f0, int f_count, int sign, bool to_image);
 
-// Each coil's Cartesian k-space block k = -cal/2 .. cal/2 - 1 per axis (coil after coil): a
+// Each coil's Cartesian k-space block k = -cal/2 .. cal/2 - 1 per axis (coil after coil; cal is
+// `calibration` or, on a smaller grid axis, that axis's size): a
 // least-squares fit (CG on the normal equations, Toeplitz normal, phi in the model) of an
 // image on a (2 cal)^d grid of the data's field of view to the samples inside that grid's
 // band, then the image's DFT at the block's points. A fit, not density-weighted gridding:
@@ -36,7 +37,7 @@ struct CalibrationBlocks {
     ComplexArray values;  // coils x blockPoints(shape)
     int strongest = 0;    // the coil of largest energy in the block: the maps' phase reference
 };
-// Throws InputError when the calibration block exceeds the grid or too few samples lie near k = 0.
+// Throws InputError when too few samples lie near k = 0.
 CalibrationBlocks fitCalibrationBlocks(Backend& backend, const Dataset& data, int calibration, int iterations,
                                        const Progress& progress = {});
 

@@ -20,27 +20,28 @@ CoilMaps estimateCoilMapsEspirit(Backend& backend, const Dataset& data, const Es
     if (coils < 2) throw InputError("ESPIRiT coil maps: the data set has one coil; SENSE needs several");
     if (opts.kernel < 1 || opts.kernel > 16)
         throw InputError("ESPIRiT coil maps: the kernel size must lie in [1, 16], got " + std::to_string(opts.kernel));
-    if (opts.calibration < opts.kernel)
-        throw InputError("ESPIRiT coil maps: the calibration block (" + std::to_string(opts.calibration) +
-                         ") is smaller than the kernel (" + std::to_string(opts.kernel) + ")");
+    int smallest_side = opts.calibration;
+    for (int a = 0; a < g.dims; ++a) smallest_side = std::min(smallest_side, g.n[std::size_t(a)]);
+    if (smallest_side < opts.kernel)
+        throw InputError("ESPIRiT coil maps: the calibration block (" + std::to_string(smallest_side) +
+                         " on grid " + g.describe() + ") is smaller than the kernel (" + std::to_string(opts.kernel) + ")");
     if (!(opts.singular_value_threshold > 0 && opts.singular_value_threshold < 1))
         throw InputError("ESPIRiT coil maps: the singular value threshold must lie in (0, 1)");
     if (!(opts.eigenvalue_crop >= 0 && opts.eigenvalue_crop < 1))
         throw InputError("ESPIRiT coil maps: the eigenvalue crop must lie in [0, 1)");
 
-    // Per axis: the calibration block, the kernel and the kernel-difference block (2 kernel - 1).
-    BlockShape cal{1, 1, 1}, ker{1, 1, 1}, diff{1, 1, 1};
-    for (int a = 0; a < g.dims; ++a) {
-        cal[std::size_t(a)] = opts.calibration;
-        ker[std::size_t(a)] = opts.kernel;
-        diff[std::size_t(a)] = 2 * opts.kernel - 1;
-    }
-    const std::size_t cal_points = blockPoints(cal), ker_points = blockPoints(ker), voxels = g.voxels();
-
     // 1. Calibration data, coil after coil, each a cal block (k = -cal/2 .. cal/2 - 1 per axis).
     const CalibrationBlocks blocks =
         fitCalibrationBlocks(backend, data, opts.calibration, opts.calibration_iterations, progress.part(0, 0.3));
     const ComplexArray& calib = blocks.values;
+    // Per axis: the block, the kernel and the kernel-difference block (2 kernel - 1).
+    const BlockShape& cal = blocks.shape;
+    BlockShape ker{1, 1, 1}, diff{1, 1, 1};
+    for (int a = 0; a < g.dims; ++a) {
+        ker[std::size_t(a)] = opts.kernel;
+        diff[std::size_t(a)] = 2 * opts.kernel - 1;
+    }
+    const std::size_t cal_points = blockPoints(cal), ker_points = blockPoints(ker), voxels = g.voxels();
 
     // 2. The calibration matrix (one row per patch position) and its row space.
     const BlockShape positions{cal[0] - ker[0] + 1, cal[1] - ker[1] + 1, cal[2] - ker[2] + 1};

@@ -23,7 +23,8 @@
 namespace recon {
 
 struct EspiritOptions {
-    int calibration = 24;  // side of the Cartesian calibration block, k-space samples (1/FOV apart)
+    int calibration = 24;  // side of the Cartesian calibration block, k-space samples (1/FOV apart);
+                           // a smaller grid axis gives its whole band instead
     int kernel = 6;        // side of the kernel (patch)
     int calibration_iterations = 30;  // CG iterations of each coil's calibration fit
     // Singular vectors whose sigma is below this fraction of the largest span the null space.
@@ -47,8 +48,8 @@ struct EspiritDetails {
     std::vector<double> eigenvalues;      // per voxel, the largest eigenvalue of G(x)
 };
 
-// Throws InputError for one coil, a calibration block larger than the grid, a kernel larger
-// than the block or outside [1, 16], or thresholds outside (0, 1).
+// Throws InputError for one coil, a kernel larger than the block or outside [1, 16], or
+// thresholds outside their ranges.
 CoilMaps estimateCoilMapsEspirit(Backend& backend, const Dataset& data, const EspiritOptions& opts = {}, const Progress& progress = {},
                                  EspiritDetails* details = nullptr);
 
