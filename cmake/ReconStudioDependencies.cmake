@@ -19,6 +19,12 @@ endforeach()
 if(NOT FFTW_INCLUDE_DIR)
   message(FATAL_ERROR "fftw3.h not found: install libfftw3-dev (or set FFTW_ROOT)")
 endif()
+# Eigen 3 (header-only): the eigen-decompositions of ESPIRiT's calibration matrix and of the
+# per-voxel coil matrices (recon/sense).
+find_package(Eigen3 3.3 NO_MODULE)
+if(NOT TARGET Eigen3::Eigen)
+  message(FATAL_ERROR "Eigen 3 not found: install libeigen3-dev (or set Eigen3_DIR)")
+endif()
 add_library(reconstudio_fftw INTERFACE)
 target_include_directories(reconstudio_fftw INTERFACE ${FFTW_INCLUDE_DIR})
 target_link_libraries(reconstudio_fftw INTERFACE ${FFTW_fftw3_omp_LIBRARY} ${FFTW_fftw3f_omp_LIBRARY}

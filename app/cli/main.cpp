@@ -81,8 +81,9 @@ Reconstruction:
   --method M             Fourier method: nufft (CPU default), direct, or a GPU kernel
   --nufft-tolerance E    NUFFT accuracy (default 1e-4)
   --coil-combine C       multi-coil data: sos (each coil solved, sum of squares; default) | sense
-  --coil-maps M          SENSE coil maps: lowres (default: low-resolution images / their root sum
-                         of squares) | FILE (BART cfl [x,y,z,coils], e.g. from bart ecalib)
+  --coil-maps M          SENSE coil maps: espirit (default; Uecker et al. 2014) | walsh (adaptive
+                         combination, Walsh et al. 2000) | lowres (low-resolution images / their
+                         root sum of squares) | FILE (BART cfl [x,y,z,coils], e.g. from bart ecalib)
   --virtual-coils K      compress the coils to K virtual coils (PCA) before reconstructing
   --threads N            CPU threads
   --json                 (compare) also print one JSON object as the last line
@@ -287,17 +288,13 @@ Job prepareJob(const Arguments& a, bool quiet) {
     Job j;
     j.backend = makeBackend(a, quiet);
     j.loaded = loadData(a);
-    if (!j.loaded.data->noise.empty()) {
-        // The file's noise scan: whiten the coils (unit, uncorrelated noise) before anything else.
+    {
+        // The file's noise scan: whiten the coils (unit, uncorrelated noise) before compressing them.
+        // The session would do it too (setDataset); here it must come before the compression.
         Dataset& d = *j.loaded.data;
-        try {
-            prewhiten(d.kspace, d.coils, noiseCovariance(d.noise, d.coils));
-        } catch (const NumericalError& e) {
-            throw InputError(std::string("the file's noise scan cannot whiten the coils: ") + e.what());
-        }
-        d.source += "; noise-prewhitened (" + std::to_string(d.noise.size() / std::size_t(d.coils)) + " noise samples per coil)";
-        if (!quiet) std::fprintf(stderr, "noise prewhitening: %d coils from %zu noise samples each\n", d.coils,
-                                 d.noise.size() / std::size_t(d.coils));
+        const std::size_t per_coil = d.noise.size() / std::size_t(std::max(1, d.coils));
+        if (prewhitenWithNoiseScan(d) && !quiet)
+            std::fprintf(stderr, "noise prewhitening: %d coils from %zu noise samples each\n", d.coils, per_coil);
     }
     if (a.has("virtual-coils")) {
         Dataset& d = *j.loaded.data;
@@ -312,14 +309,23 @@ Job prepareJob(const Arguments& a, bool quiet) {
     j.session = std::make_unique<ReconstructionSession>(j.backend);
     j.session->setDataset(j.loaded.data);
     j.opts = solveOptions(a, j.loaded.spec);
-    const std::string maps = a.get("coil-maps", "lowres");
-    if (maps == "espirit" || maps == "walsh")
-        throw UsageError("--coil-maps " + maps + " is not available yet: use lowres (the default) or a BART cfl file, "
-                         "e.g. from `bart ecalib`");
-    if (maps != "lowres") {
+    const std::string maps = a.get("coil-maps", toString(SolveOptions{}.coil_maps));
+    std::optional<CoilMapMethod> method;
+    try {
+        method = parseCoilMapMethod(maps);
+    } catch (const InputError&) {  // not a method's name: a file of maps
+    }
+    if (method) {
+        j.opts.coil_maps = *method;
+    } else {
         if (a.has("virtual-coils")) throw UsageError("--coil-maps FILE gives maps of the physical coils; it cannot be combined with --virtual-coils");
         const Dataset& d = *j.loaded.data;
-        const io::CflArray arr = io::readCfl(maps, "coil maps");
+        io::CflArray arr;
+        try {
+            arr = io::readCfl(maps, "coil maps");
+        } catch (const InputError& e) {
+            throw InputError(std::string(e.what()) + " (--coil-maps takes espirit, walsh, lowres or a BART cfl file)");
+        }
         ComplexArray values(arr.data.size());
         for (std::size_t i = 0; i < values.size(); ++i) values[i] = {arr.data[i].real(), arr.data[i].imag()};
         j.session->setCoilMaps(coilMapsFromArray(arr.dims, values, d.grid, d.coils, maps));

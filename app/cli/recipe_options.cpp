@@ -30,6 +30,7 @@ std::vector<std::string> recipeArguments(const io::Recipe& r) {
     if (r.nufft_tolerance) out.insert(out.end(), {"--nufft-tolerance", exact(*r.nufft_tolerance)});
     add("--basis", r.basis);
     if (r.coils == "sense") out.insert(out.end(), {"--coil-combine", "sense"});
+    add("--coil-maps", r.coil_maps);
     return out;
 }
 

@@ -55,6 +55,12 @@ struct Progress {
         if (report) report(fraction);
         check();
     }
+    // The stage [from, to] of a longer operation: its fractions 0..1 report as from..to.
+    Progress part(double from, double to) const {
+        Progress p{{}, cancel};
+        if (report) p.report = [outer = report, from, to](double f) { outer(from + (to - from) * f); };
+        return p;
+    }
 };
 
 }  // namespace recon

@@ -70,6 +70,19 @@ Handle rowType() {
 }
 
 constexpr std::uint64_t bit(int flag) { return std::uint64_t(1) << (flag - 1); }
+// The factor r when `enc` is `rec` widened along x by an integer r > 1 in matrix and field of view
+// (readout oversampling), else 1.
+int readoutOversampling(const ISMRMRD::EncodingSpace& enc, const ISMRMRD::EncodingSpace& rec) {
+    const auto& em = enc.matrixSize;
+    const auto& rm = rec.matrixSize;
+    if (rm.x == 0 || em.x <= rm.x || em.x % rm.x != 0 || em.y != rm.y || em.z != rm.z) return 1;
+    const int r = int(em.x / rm.x);
+    const auto& ef = enc.fieldOfView_mm;
+    const auto& rf = rec.fieldOfView_mm;
+    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-3 * std::max(std::abs(a), std::abs(b)); };
+    return near(ef.x, r * rf.x) && near(ef.y, rf.y) && near(ef.z, rf.z) ? r : 1;
+}
+
 // Acquisitions that are not image data of the encoding.
 constexpr std::uint64_t kSkipped =
     bit(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT) | bit(ISMRMRD::ISMRMRD_ACQ_IS_NAVIGATION_DATA) |
@@ -183,13 +196,21 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
     if (header.encoding.empty()) throw InputError(xml_at.str() + ": the header declares no encoding");
     const ISMRMRD::EncodingSpace& enc = header.encoding[0].encodedSpace;
     const ISMRMRD::EncodingSpace& rec = header.encoding[0].reconSpace;
-    const std::array<double, 3> fov{enc.fieldOfView_mm.x, enc.fieldOfView_mm.y, enc.fieldOfView_mm.z};
+    // Readout oversampling, as scanners' converters write it: the encoded space is the recon space
+    // widened along the readout (x) by an integer factor, matrix and field of view alike (the voxel
+    // is the same). The image is reconstructed on the recon space, the field of view the scan was
+    // planned with; every sample is kept (the finer spacing along the readout is denser sampling),
+    // and a trajectory in cycles per FOV is read per the recon FOV (docs/FILE_FORMAT.md).
+    const int oversampling = readoutOversampling(enc, rec);
+    const ISMRMRD::EncodingSpace& space = oversampling > 1 ? rec : enc;
+    const std::array<double, 3> fov{space.fieldOfView_mm.x, space.fieldOfView_mm.y, space.fieldOfView_mm.z};
     for (double f : fov)
         if (!(f > 0 && f < 1e5))
-            throw InputError(xml_at.str() + ": encoded field of view " + std::to_string(f) + " mm is not usable");
+            throw InputError(xml_at.str() + ": " + (oversampling > 1 ? "recon" : "encoded") + " field of view " +
+                             std::to_string(f) + " mm is not usable");
     Grid grid = spec.matrix ? gridFromMatrix({(*spec.matrix)[0], (*spec.matrix)[1], (*spec.matrix)[2]}, fov, "--matrix")
-                            : gridFromMatrix({enc.matrixSize.x, enc.matrixSize.y, enc.matrixSize.z}, fov,
-                                             xml_at.str() + " (encoded matrix)");
+                            : gridFromMatrix({space.matrixSize.x, space.matrixSize.y, space.matrixSize.z}, fov,
+                                             xml_at.str() + (oversampling > 1 ? " (recon matrix)" : " (encoded matrix)"));
 
     const Place data_at{path, "dataset /dataset/data"};
     Handle table = h5::openDataset(file.get(), "/dataset/data", data_at);
@@ -358,10 +379,15 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
         data.density = std::move(weights);  // Gadgetron's convention: (kx, ky, w) for 2D spirals
         note += "; 3rd trajectory component read as density weights (Gadgetron convention)";
     }
+    if (oversampling > 1)
+        note += "; readout oversampling " + std::to_string(oversampling) + "x (encoded matrix " +
+                std::to_string(enc.matrixSize.x) + "x" + std::to_string(enc.matrixSize.y) +
+                "): reconstructed on the recon space's field of view";
     data.source = "ISMRMRD '" + path + "': " + std::to_string(used) + " acquisitions (" + std::to_string(skipped) +
-                  " skipped), " + std::to_string(coils) + " coil(s), encoded matrix " + grid.describe() +
+                  " skipped), " + std::to_string(coils) + " coil(s), " +
+                  (oversampling > 1 ? "recon matrix " : "encoded matrix ") + grid.describe() +
                   (spec.matrix ? " (from --matrix)" : "") +
-                  (rec.matrixSize.x != enc.matrixSize.x || rec.matrixSize.y != enc.matrixSize.y
+                  (oversampling == 1 && (rec.matrixSize.x != enc.matrixSize.x || rec.matrixSize.y != enc.matrixSize.y)
                        ? ", recon matrix " + std::to_string(rec.matrixSize.x) + "x" + std::to_string(rec.matrixSize.y)
                        : std::string()) +
                   unitsNote(units, spec.units ? "as given by the user"

@@ -123,7 +123,7 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     if (!j.is_object()) throw InputError("recipe '" + origin + "': must be a JSON object, got " + j.type_name());
     FieldReader f(j, origin, "");
     f.rejectUnknown({kVersionKey, "method", "regularizer", "lambda", "iterations", "tolerance", "precision", "backend",
-                     "fourier_method", "nufft_tolerance", "basis", "coils", "output", "slurm", "preconditioner"});
+                     "fourier_method", "nufft_tolerance", "basis", "coils", "coil_maps", "output", "slurm", "preconditioner"});
     Recipe r;
     const auto version = f.integer(kVersionKey, 1, 1 << 20);
     if (!version) f.fail(kVersionKey, "is missing (the schema version, " + std::to_string(kRecipeVersion) + ")");
@@ -142,6 +142,9 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     r.nufft_tolerance = f.number("nufft_tolerance", 0, 0.1, true);
     r.basis = f.choice("basis", parseBasis);
     if (auto c = f.oneOf("coils", {"sum-of-squares", "sense"})) r.coils = *c;
+    // The names of recon/sense's CoilMapMethod (io may not include sense); a file of maps belongs to
+    // one data set, not to a recipe.
+    r.coil_maps = f.oneOf("coil_maps", {"espirit", "walsh", "lowres"});
     if (const Json* out = f.object("output")) {
         FieldReader o(*out, origin, "output.");
         o.rejectUnknown({"format", "gridding"});
@@ -178,6 +181,7 @@ Json toJson(const Recipe& r, bool with_slurm) {
     put("nufft_tolerance", r.nufft_tolerance);
     put("basis", r.basis);
     j["coils"] = r.coils;
+    put("coil_maps", r.coil_maps);
     j["output"] = {{"format", r.output_format}, {"gridding", r.gridding_output}};
     if (with_slurm) {
         Json s = Json::object();
@@ -214,7 +218,7 @@ void writeRecipe(const std::string& path, const Recipe& r) { writeTextAtomically
 const std::vector<std::string>& overridableKeys() {
     static const std::vector<std::string> keys = {"method",    "regularizer", "lambda",         "iterations",
                                                   "tolerance", "precision",   "backend",        "fourier_method",
-                                                  "nufft_tolerance", "basis", "preconditioner"};
+                                                  "nufft_tolerance", "basis", "coil_maps", "preconditioner"};
     return keys;
 }
 

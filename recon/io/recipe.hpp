@@ -38,6 +38,7 @@ struct Recipe {
     std::optional<double> nufft_tolerance;
     std::optional<std::string> basis;           // box | point
     std::string coils = "sum-of-squares";       // or "sense" (--coil-combine)
+    std::optional<std::string> coil_maps;       // SENSE's maps: espirit | walsh | lowres (--coil-maps)
     std::string output_format = "h5";           // extension of each data set's output
     bool gridding_output = false;               // also write the Kaiser-Bessel image
     SlurmResources slurm;

@@ -4,55 +4,151 @@
 #include <cmath>
 
 #include "recon/core/errors.hpp"
+#include "recon/sense/calibration.hpp"
+#include "recon/sense/small_linalg.hpp"
 
 namespace recon {
 
-CoilMaps estimateCoilMapsLowResolution(Backend& backend, const Dataset& data, const std::vector<double>& density,
-                                       const LowResolutionMapOptions& opts, const Progress& progress) {
+std::string toString(CoilMapMethod m) {
+    switch (m) {
+        case CoilMapMethod::Walsh: return "walsh";
+        case CoilMapMethod::Espirit: return "espirit";
+        case CoilMapMethod::LowResolution: break;
+    }
+    return "lowres";
+}
+
+CoilMapMethod parseCoilMapMethod(const std::string& name) {
+    if (name == "lowres" || name == "low-resolution") return CoilMapMethod::LowResolution;
+    if (name == "walsh") return CoilMapMethod::Walsh;
+    if (name == "espirit") return CoilMapMethod::Espirit;
+    throw InputError("unknown coil map method '" + name + "' (available: lowres, walsh, espirit)");
+}
+
+LowResolutionImages lowResolutionCoilImages(Backend& backend, const Dataset& data, const std::vector<double>& density,
+                                            double radius, const Progress& progress) {
     if (data.coils < 2) throw InputError("coil maps: the data set has one coil; SENSE needs several");
-    if (!(opts.calibration_radius > 0)) throw InputError("coil maps: the calibration radius must be > 0");
-    if (!(opts.mask_threshold >= 0 && opts.mask_threshold < 1))
-        throw InputError("coil maps: the mask threshold must lie in [0, 1)");
+    if (!(radius > 0)) throw InputError("coil maps: the calibration radius must be > 0");
     const std::size_t m_count = data.samples(), voxels = data.grid.voxels();
     if (density.size() != m_count) throw InputError("coil maps: density weights do not match the samples");
     const Trajectory& t = data.trajectory;
     std::vector<double> taper(m_count);
     for (std::size_t m = 0; m < m_count; ++m) {
         const double r = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
-        taper[m] = r < opts.calibration_radius ? density[m] * 0.5 * (1 + std::cos(kPi * r / opts.calibration_radius)) : 0.0;
+        taper[m] = r < radius ? density[m] * 0.5 * (1 + std::cos(kPi * r / radius)) : 0.0;
     }
-    CoilMaps out;
-    out.coils = data.coils;
-    out.source = "low-resolution";
-    out.maps.resize(std::size_t(data.coils) * voxels);
-    std::vector<double> rss(voxels, 0.0);
+    LowResolutionImages out;
+    out.images.resize(std::size_t(data.coils) * voxels);
     std::vector<double> coil_energy(std::size_t(data.coils), 0.0);
     for (int c = 0; c < data.coils; ++c) {
         ComplexArray weighted(m_count), img;
         for (std::size_t m = 0; m < m_count; ++m) weighted[m] = taper[m] * data.coil(c)[m];
         backend.grid(t, weighted, data.grid, kaiserBesselGridding(), img, progress);
-        std::copy(img.begin(), img.end(), out.maps.begin() + std::ptrdiff_t(std::size_t(c) * voxels));
-        for (std::size_t v = 0; v < voxels; ++v) {
-            rss[v] += std::norm(img[v]);
-            coil_energy[std::size_t(c)] += std::norm(img[v]);
+        std::copy(img.begin(), img.end(), out.images.begin() + std::ptrdiff_t(std::size_t(c) * voxels));
+        for (const auto& x : img) coil_energy[std::size_t(c)] += std::norm(x);
+    }
+    out.strongest = int(std::max_element(coil_energy.begin(), coil_energy.end()) - coil_energy.begin());
+    return out;
+}
+
+CoilMaps assembleCoilMaps(ComplexArray unit_maps, int coils, std::vector<std::uint8_t> mask, int reference,
+                          std::string source) {
+    const std::size_t voxels = mask.size();
+    for (std::size_t v = 0; v < voxels; ++v) {
+        const cdouble ref = unit_maps[std::size_t(reference) * voxels + v];
+        const cdouble phase = std::abs(ref) > 0 ? std::conj(ref) / std::abs(ref) : cdouble(1);
+        for (int c = 0; c < coils; ++c) {
+            cdouble& s = unit_maps[std::size_t(c) * voxels + v];
+            s = mask[v] ? s * phase : cdouble(0);
         }
     }
+    CoilMaps out;
+    out.maps = std::move(unit_maps);
+    out.mask = std::move(mask);
+    out.coils = coils;
+    out.source = std::move(source);
+    return out;
+}
+
+namespace {
+
+// Voxels whose root sum of squares over `images` lies below `threshold` times its maximum are
+// outside the object. Also returns the root sum of squares.
+std::vector<std::uint8_t> objectMask(const ComplexArray& images, int coils, double threshold, std::vector<double>& rss) {
+    if (!(threshold >= 0 && threshold < 1)) throw InputError("coil maps: the mask threshold must lie in [0, 1)");
+    const std::size_t voxels = images.size() / std::size_t(coils);
+    rss.assign(voxels, 0.0);
+    for (int c = 0; c < coils; ++c)
+        for (std::size_t v = 0; v < voxels; ++v) rss[v] += std::norm(images[std::size_t(c) * voxels + v]);
     double rss_max = 0;
     for (auto& r : rss) rss_max = std::max(rss_max, r = std::sqrt(r));
     if (!(rss_max > 0)) throw InputError("coil maps: the centre of k-space holds no signal");
-    const int reference = int(std::max_element(coil_energy.begin(), coil_energy.end()) - coil_energy.begin());
-    out.mask.assign(voxels, 0);
-    for (std::size_t v = 0; v < voxels; ++v) {
-        const bool inside = rss[v] > opts.mask_threshold * rss_max;
-        out.mask[v] = inside ? 1 : 0;
-        const cdouble ref = out.maps[std::size_t(reference) * voxels + v];
-        const cdouble phase = std::abs(ref) > 0 ? std::conj(ref) / std::abs(ref) : cdouble(1);
-        for (int c = 0; c < data.coils; ++c) {
-            cdouble& s = out.maps[std::size_t(c) * voxels + v];
-            s = inside ? s * phase / rss[v] : cdouble(0);
-        }
+    std::vector<std::uint8_t> mask(voxels);
+    for (std::size_t v = 0; v < voxels; ++v) mask[v] = rss[v] > threshold * rss_max ? 1 : 0;
+    return mask;
+}
+
+
+// In place: each value becomes the sum over the (2 h + 1) box along `axis` (clipped at the edges).
+void boxSumAlongAxis(cdouble* data, const Grid& g, int axis, int h) {
+    const int len = g.n[std::size_t(axis)];
+    const std::size_t stride = axis == 0 ? 1 : axis == 1 ? std::size_t(g.n[0]) : std::size_t(g.n[0]) * std::size_t(g.n[1]);
+    const std::size_t lines = g.voxels() / std::size_t(len);
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t line = 0; line < std::ptrdiff_t(lines); ++line) {
+        // The line's first element: split the line index into the indices below and above the axis.
+        const std::size_t below = std::size_t(line) % stride, above = std::size_t(line) / stride;
+        cdouble* p = data + above * stride * std::size_t(len) + below;
+        std::vector<cdouble> prefix(std::size_t(len) + 1);
+        for (int i = 0; i < len; ++i) prefix[std::size_t(i) + 1] = prefix[std::size_t(i)] + p[std::size_t(i) * stride];
+        for (int i = 0; i < len; ++i)
+            p[std::size_t(i) * stride] = prefix[std::size_t(std::min(len, i + h + 1))] - prefix[std::size_t(std::max(0, i - h))];
     }
-    return out;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> supportMask(const ComplexArray& images, int coils, double threshold) {
+    std::vector<double> rss;
+    return objectMask(images, coils, threshold, rss);
+}
+
+CoilMaps estimateCoilMapsLowResolution(Backend& backend, const Dataset& data, const std::vector<double>& density,
+                                       const LowResolutionMapOptions& opts, const Progress& progress) {
+    LowResolutionImages low = lowResolutionCoilImages(backend, data, density, opts.calibration_radius, progress);
+    std::vector<double> rss;
+    std::vector<std::uint8_t> mask = objectMask(low.images, data.coils, opts.mask_threshold, rss);
+    const std::size_t voxels = data.grid.voxels();
+    for (int c = 0; c < data.coils; ++c)
+        for (std::size_t v = 0; v < voxels; ++v)
+            if (mask[v]) low.images[std::size_t(c) * voxels + v] /= rss[v];
+    return assembleCoilMaps(std::move(low.images), data.coils, std::move(mask), low.strongest, "low-resolution");
+}
+
+CoilMaps estimateCoilMapsWalsh(Backend& backend, const Dataset& data, const WalshOptions& opts, const Progress& progress) {
+    if (data.coils < 2) throw InputError("Walsh coil maps: the data set has one coil; SENSE needs several");
+    if (opts.half_width < 0 || opts.half_width > 32)
+        throw InputError("Walsh coil maps: the neighbourhood's half width must lie in [0, 32], got " +
+                         std::to_string(opts.half_width));
+    const CalibrationBlocks blocks =
+        fitCalibrationBlocks(backend, data, opts.calibration, opts.calibration_iterations, progress.part(0, 0.4));
+    const ComplexArray images = calibrationImages(blocks, data.grid);
+    std::vector<double> rss;
+    std::vector<std::uint8_t> mask = objectMask(images, data.coils, opts.mask_threshold, rss);
+    const std::size_t voxels = data.grid.voxels();
+    const int coils = data.coils;
+    HermitianField covariance(coils, voxels);
+    for (int r = 0; r < coils; ++r)
+        for (int c = r; c < coils; ++c) {
+            progress.check();
+            cdouble* out = covariance.pair(r, c);
+            const cdouble* a = images.data() + std::size_t(r) * voxels;
+            const cdouble* b = images.data() + std::size_t(c) * voxels;
+            for (std::size_t v = 0; v < voxels; ++v) out[v] = a[v] * std::conj(b[v]);
+            for (int axis = 0; axis < data.grid.dims; ++axis) boxSumAlongAxis(out, data.grid, axis, opts.half_width);
+        }
+    DominantEigen eig = dominantEigenvectors(covariance, progress.part(0.45, 1));
+    return assembleCoilMaps(std::move(eig.vectors), coils, std::move(mask), blocks.strongest, "walsh");
 }
 
 CoilMaps coilMapsFromArray(const std::vector<long>& dims, const ComplexArray& values, const Grid& grid, int coils,

@@ -1,5 +1,6 @@
 // Coil sensitivity maps for SENSE: estimated from the data (low-resolution coil
-// images divided by their root sum of squares) or read from a BART cfl file.
+// images divided by their root sum of squares; Walsh's adaptive combination here,
+// ESPIRiT in espirit.hpp) or read from a BART cfl file.
 // Phase convention (docs/CONVENTIONS.md): maps are relative to the phase of the
 // strongest coil's low-resolution image, so the object's own phase stays in the
 // SENSE image and the maps carry only the coils' relative phases.
@@ -18,8 +19,33 @@ struct CoilMaps {
     ComplexArray maps;                // coils x voxels, coil after coil; zero outside the mask
     std::vector<std::uint8_t> mask;   // voxels: 1 where the maps are defined (inside the object)
     int coils = 0;
-    std::string source;               // "low-resolution", "file.cfl"
+    std::string source;               // "low-resolution", "walsh", "espirit", "file.cfl"
 };
+
+// How SENSE's maps are estimated (SolveOptions::coil_maps, --coil-maps).
+enum class CoilMapMethod { LowResolution, Walsh, Espirit };
+std::string toString(CoilMapMethod m);                       // "lowres", "walsh", "espirit"
+CoilMapMethod parseCoilMapMethod(const std::string& name);   // throws InputError listing the names
+
+// Each coil's gridded centre of k-space (Kaiser-Bessel, `density` weights, Hann taper of
+// `radius` cycles/FOV): smooth coil images, coils x voxels, and the strongest coil (largest
+// energy), the phase reference of every estimate.
+struct LowResolutionImages {
+    ComplexArray images;
+    int strongest = 0;
+};
+LowResolutionImages lowResolutionCoilImages(Backend& backend, const Dataset& data, const std::vector<double>& density,
+                                            double radius, const Progress& progress = {});
+
+// The object's support: 1 where the root sum of squares over the coil images (coils x voxels)
+// reaches `threshold` times its maximum. Throws InputError when the images are all zero or the
+// threshold lies outside [0, 1).
+std::vector<std::uint8_t> supportMask(const ComplexArray& images, int coils, double threshold);
+
+// Maps of unit root sum of squares per voxel (coils x voxels) made into CoilMaps: the
+// reference coil's phase removed (its map real, >= 0) and zero outside `mask`.
+CoilMaps assembleCoilMaps(ComplexArray unit_maps, int coils, std::vector<std::uint8_t> mask, int reference,
+                          std::string source);
 
 struct LowResolutionMapOptions {
     // The Hann taper's radius in cycles/FOV: only the centre of k-space enters the maps,
@@ -34,6 +60,20 @@ struct LowResolutionMapOptions {
 // divided by the root sum of squares over coils. Throws InputError for one coil or bad options.
 CoilMaps estimateCoilMapsLowResolution(Backend& backend, const Dataset& data, const std::vector<double>& density,
                                        const LowResolutionMapOptions& opts = {}, const Progress& progress = {});
+
+// Walsh et al. 2000's adaptive combination: per voxel the dominant eigenvector of the coils'
+// covariance sum_{x' near x} m(x') m(x')^H over a box of (2 half_width + 1)^d voxels of
+// low-resolution coil images m (recon/sense/calibration.hpp: each coil's fitted, Hann-tapered
+// calibration block). Averaging over the box makes it robust where one voxel's coil vector is
+// noisy or near the object's edge; cheaper than ESPIRiT (no calibration SVD).
+struct WalshOptions {
+    int calibration = 24;             // the block's side, k-space samples, as EspiritOptions
+    int calibration_iterations = 30;  // CG iterations of each coil's calibration fit
+    int half_width = 2;               // the box: 5 voxels per axis
+    double mask_threshold = 0.06;     // as LowResolutionMapOptions::mask_threshold
+};
+CoilMaps estimateCoilMapsWalsh(Backend& backend, const Dataset& data, const WalshOptions& opts = {},
+                               const Progress& progress = {});
 
 // Maps given as an array [x, y, z, coils(, sets)], x fastest (the layout of `bart ecalib`'s
 // output: the first set is used); the mask is where any map is non-zero. `dims` are the

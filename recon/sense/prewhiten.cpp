@@ -1,5 +1,6 @@
 #include "recon/sense/prewhiten.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "recon/core/errors.hpp"
@@ -54,6 +55,19 @@ void prewhiten(ComplexArray& kspace, int coils, const SquareMatrix& covariance) 
             kspace[std::size_t(i) * m_count + std::size_t(m)] = s / l(i, i).real();
         }
     }
+}
+
+bool prewhitenWithNoiseScan(Dataset& d) {
+    if (d.noise.empty()) return false;
+    const std::size_t per_coil = d.noise.size() / std::size_t(std::max(1, d.coils));
+    try {
+        prewhiten(d.kspace, d.coils, noiseCovariance(d.noise, d.coils));
+    } catch (const NumericalError& e) {
+        throw InputError(std::string("the data set's noise scan cannot whiten the coils: ") + e.what());
+    }
+    d.noise.clear();
+    d.source += "; noise-prewhitened (" + std::to_string(per_coil) + " noise samples per coil)";
+    return true;
 }
 
 CoilCompression planCoilCompression(const ComplexArray& kspace, int coils, int virtual_coils, double energy_threshold) {

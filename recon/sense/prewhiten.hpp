@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "recon/core/dataset.hpp"
 #include "recon/core/types.hpp"
 #include "recon/sense/small_linalg.hpp"
 
@@ -17,6 +18,13 @@ SquareMatrix noiseCovariance(const ComplexArray& noise, int coils);
 // d <- L^{-1} d with L L^H = Psi: the whitened coils have unit, uncorrelated noise.
 // Throws InputError on a size mismatch, NumericalError when Psi is not positive definite.
 void prewhiten(ComplexArray& kspace, int coils, const SquareMatrix& covariance);
+
+// A data set's own noise scan applied, as the session does on setDataset (so the CLI, the GUI
+// and batches all whiten): k-space whitened by the covariance of `d.noise`, the noise samples
+// then dropped (spent: whitening twice would be wrong) and `d.source` noting it. Returns false,
+// changing nothing, when there are no noise samples. Throws InputError when the noise scan cannot
+// whiten the coils (a coil without noise, or two identical coils).
+bool prewhitenWithNoiseScan(Dataset& d);
 
 // Coil compression by PCA (SVD of the coils x M data matrix through its Gram matrix):
 // the K virtual coils along the K largest singular vectors.

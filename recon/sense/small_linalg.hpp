@@ -1,10 +1,12 @@
 // Dense linear algebra on coils x coils matrices (C <= a few hundred): the
-// Cholesky factor of a noise covariance and the eigenvectors of a coil Gram
-// matrix. Row-major, complex double. Small enough to need no LAPACK.
+// Cholesky factor of a noise covariance, the eigenvectors of a coil Gram
+// matrix, and the dominant eigenvector of one such matrix per voxel (ESPIRiT,
+// Walsh). Row-major, complex double.
 #pragma once
 
 #include <vector>
 
+#include "recon/core/errors.hpp"
 #include "recon/core/types.hpp"
 
 namespace recon {
@@ -28,5 +30,29 @@ struct HermitianEigen {
     SquareMatrix vectors;
 };
 HermitianEigen hermitianEigen(const SquareMatrix& a);
+
+// A C x C Hermitian matrix per voxel, stored as its upper triangle: pair (r, c), r <= c,
+// is image pairIndex(r, c), each image `voxels` long (pair after pair).
+struct HermitianField {
+    int n = 0;
+    std::size_t voxels = 0;
+    ComplexArray upper;
+    HermitianField(int size, std::size_t voxel_count)
+        : n(size), voxels(voxel_count), upper(pairs() * voxel_count) {}
+    std::size_t pairs() const { return std::size_t(n) * std::size_t(n + 1) / 2; }
+    std::size_t pairIndex(int r, int c) const {  // r <= c
+        return std::size_t(r) * std::size_t(n) - std::size_t(r) * std::size_t(r - 1) / 2 + std::size_t(c - r);
+    }
+    cdouble* pair(int r, int c) { return upper.data() + pairIndex(r, c) * voxels; }
+    const cdouble* pair(int r, int c) const { return upper.data() + pairIndex(r, c) * voxels; }
+};
+
+// Per voxel the largest eigenvalue and its eigenvector (unit norm, arbitrary phase):
+// vectors is n x voxels, component after component. Polls `progress` for cancel.
+struct DominantEigen {
+    ComplexArray vectors;
+    std::vector<double> values;
+};
+DominantEigen dominantEigenvectors(const HermitianField& field, const Progress& progress = {});
 
 }  // namespace recon

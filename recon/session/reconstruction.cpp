@@ -9,6 +9,7 @@
 #include "recon/backend/circulant_preconditioner.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/core/host_memory.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
 namespace recon {
@@ -41,6 +42,11 @@ ReconstructionSession::ReconstructionSession(std::shared_ptr<Backend> backend) :
 
 void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     if (data) data->validate(data->name.empty() ? "data set" : data->name);
+    if (data && !data->noise.empty()) {
+        auto whitened = std::make_shared<Dataset>(*data);
+        prewhitenWithNoiseScan(*whitened);
+        data = std::move(whitened);
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     data_ = std::move(data);
     density_.clear();
@@ -57,6 +63,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     cpu_fallback_.reset();
     sparse_.reset();
     coil_maps_.reset();
+    coil_maps_method_.reset();
 }
 
 const Dataset& ReconstructionSession::dataset() const {

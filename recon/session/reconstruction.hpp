@@ -65,6 +65,9 @@ struct SolveOptions {
     // same settings and data always give the same image.
     bool warm_start = false;
     CoilCombination coil_combination = CoilCombination::SumOfSquares;
+    // How SENSE estimates its coil maps when none were given (setCoilMaps). ESPIRiT: the most
+    // accurate maps and the best SENSE image on radial-2d-8coil (docs/CONVENTIONS.md's table).
+    CoilMapMethod coil_maps = CoilMapMethod::Espirit;
 };
 
 // Called after every CG iteration, on the thread that called solve(). `snapshot`
@@ -128,7 +131,9 @@ class ReconstructionSession {
 public:
     explicit ReconstructionSession(std::shared_ptr<Backend> backend);
 
-    void setDataset(std::shared_ptr<const Dataset> data);  // drops caches tied to the old one
+    // Drops caches tied to the old data set. A data set with noise samples (a noise scan) is
+    // prewhitened here, on a copy (prewhitenWithNoiseScan), so every caller reconstructs whitened data.
+    void setDataset(std::shared_ptr<const Dataset> data);
     const Dataset& dataset() const;
     bool hasDataset() const { return data_ != nullptr; }
     Backend& backend() { return *backend_; }
@@ -176,10 +181,10 @@ public:
     SolveResult solve(const SolveOptions& opts, const IterationObserver& observer = {},
                       const std::atomic<bool>* cancel = nullptr, const ComplexArray* warm = nullptr);
 
-    // Coil maps for SENSE: those set by setCoilMaps, else estimated from the data
-    // (low-resolution method, recon/sense/coil_maps.hpp) once and cached.
-    const CoilMaps& coilMaps(const Progress& progress = {});
-    void setCoilMaps(CoilMaps maps);  // checked against the data set (InputError)
+    // Coil maps for SENSE: those set by setCoilMaps, else estimated from the data by `method`
+    // (recon/sense/coil_maps.hpp, espirit.hpp) and cached until another method is asked for.
+    const CoilMaps& coilMaps(CoilMapMethod method = SolveOptions{}.coil_maps, const Progress& progress = {});
+    void setCoilMaps(CoilMaps maps);  // checked against the data set (InputError); used whatever the method
 
     // F rho (with phi) at the data set's samples, for simulation checks.
     ComplexArray forward(const ComplexArray& image, const FourierMethod& method);
@@ -224,6 +229,7 @@ private:
     SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
 
     std::optional<CoilMaps> coil_maps_;
+    std::optional<CoilMapMethod> coil_maps_method_;  // how coil_maps_ was estimated; empty: given by setCoilMaps
     SolveResult solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);  // sense_solve.cpp
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "recon/core/errors.hpp"
+#include "recon/sense/espirit.hpp"
 #include "recon/sense/sense_operator.hpp"
 #include "recon/session/reconstruction.hpp"
 
@@ -26,16 +27,19 @@ CoilCombination parseCoilCombination(const std::string& name) {
     throw InputError("unknown coil combination '" + name + "' (available: sense, sos)");
 }
 
-const CoilMaps& ReconstructionSession::coilMaps(const Progress& progress) {
+const CoilMaps& ReconstructionSession::coilMaps(CoilMapMethod method, const Progress& progress) {
     const Dataset& d = dataset();
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (coil_maps_) return *coil_maps_;
+        if (coil_maps_ && (!coil_maps_method_ || *coil_maps_method_ == method)) return *coil_maps_;
     }
     requireMemory(false);  // each coil is gridded
-    CoilMaps maps = estimateCoilMapsLowResolution(*backend_, d, densityWeights(progress), {}, progress);
+    CoilMaps maps = method == CoilMapMethod::Espirit ? estimateCoilMapsEspirit(*backend_, d, {}, progress)
+                    : method == CoilMapMethod::Walsh ? estimateCoilMapsWalsh(*backend_, d, {}, progress)
+                                                     : estimateCoilMapsLowResolution(*backend_, d, densityWeights(progress), {}, progress);
     std::lock_guard<std::mutex> lock(mutex_);
     coil_maps_ = std::move(maps);
+    coil_maps_method_ = method;
     return *coil_maps_;
 }
 
@@ -48,6 +52,7 @@ void ReconstructionSession::setCoilMaps(CoilMaps maps) {
                          d.grid.describe());
     std::lock_guard<std::mutex> lock(mutex_);
     coil_maps_ = std::move(maps);
+    coil_maps_method_.reset();
     resident_ = {};
 }
 
@@ -65,10 +70,13 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
 
     // The penalty term is built when lambda > 0 and then stays (a lambda change sets its weight).
     const bool with_penalty = opts.lambda > 0;
-    const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + (with_penalty ? " | penalty" : "");
+    // The maps in use are part of the key: other maps make another system.
+    const std::string maps_key = coil_maps_ && !coil_maps_method_ ? "given " + coil_maps_->source : toString(opts.coil_maps);
+    const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + " | " + maps_key +
+                            (with_penalty ? " | penalty" : "");
     const bool continue_resident = opts.warm_start && resident_.cg && resident_.key == key;
     if (!continue_resident) {
-        const CoilMaps& maps = coilMaps(monitor.progress(Phase::AdjointData));
+        const CoilMaps& maps = coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData));
         LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
         auto encoding = std::make_shared<const SenseOperator>(fourier, maps.maps);
         std::vector<std::shared_ptr<const Vector>> coil_adjoints;

@@ -41,8 +41,10 @@ struct Written {
     ComplexArray object_kspace;
 };
 
-// `scale` divides the stored trajectory (1: cycles per FOV, kN: cycles per voxel).
-Written writeRadialFile(const std::string& path, double scale) {
+// `scale` divides the stored trajectory (1: cycles per FOV, kN: cycles per voxel). `oversampling`
+// > 1 declares readout oversampling as scanners' converters do: the encoded space is the recon
+// space widened along x by that factor (matrix and field of view).
+Written writeRadialFile(const std::string& path, double scale, int oversampling = 1) {
     Written w;
     w.trajectory = goldenAngleRadial2D(kN, kSpokes, kReadout);
     const Grid grid = Grid::make2D(kN, kN);
@@ -51,9 +53,10 @@ Written writeRadialFile(const std::string& path, double scale) {
     ISMRMRD::IsmrmrdHeader h;
     h.experimentalConditions.H1resonanceFrequency_Hz = 63500000;
     ISMRMRD::Encoding e;
-    e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(kN, kN, 1);
-    e.encodedSpace.fieldOfView_mm = {220, 220, 5};
-    e.reconSpace = e.encodedSpace;
+    e.reconSpace.matrixSize = ISMRMRD::MatrixSize(kN, kN, 1);
+    e.reconSpace.fieldOfView_mm = {220, 220, 5};
+    e.encodedSpace.matrixSize = ISMRMRD::MatrixSize(std::uint16_t(oversampling * kN), kN, 1);
+    e.encodedSpace.fieldOfView_mm = {220.0f * float(oversampling), 220, 5};
     e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, kSpokes - 1, 0);
     e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
     h.encoding.push_back(e);
@@ -65,6 +68,10 @@ Written writeRadialFile(const std::string& path, double scale) {
     // A noise scan first: it has no trajectory and must be skipped.
     ISMRMRD::Acquisition noise(kReadout, kCoils, 0);
     noise.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
+    // Zeros, set here: what ISMRMRD leaves in a new acquisition is not defined, and it made the
+    // noise covariance of NoiseAcquisitions... (which appends real noise to this file) vary by run.
+    for (int i = 0; i < kReadout; ++i)
+        for (int c = 0; c < kCoils; ++c) noise.data(std::uint16_t(i), std::uint16_t(c)) = 0;
     file.appendAcquisition(noise);
     const int ns = kReadout + kDiscard;
     for (int s = 0; s < kSpokes; ++s) {
@@ -84,6 +91,28 @@ Written writeRadialFile(const std::string& path, double scale) {
         file.appendAcquisition(acq);
     }
     return w;
+}
+
+// 2x readout oversampling: the data set is the recon space (32^2, 220 mm), not the encoded one
+// (64x32, 440 x 220 mm), and the trajectory means the same k whether stored per FOV or per voxel.
+TEST(Ismrmrd, ReadoutOversamplingIsReconstructedOnTheReconSpace) {
+    ScratchDir dir;
+    for (const auto& [scale, units] : {std::pair{1.0, TrajectoryUnits::CyclesPerFov},
+                                       std::pair{double(kN), TrajectoryUnits::CyclesPerVoxel}}) {
+        const std::string path = dir.file("oversampled-" + std::to_string(int(scale)) + ".h5");
+        const Written w = writeRadialFile(path, scale, 2);
+        InputSpec spec;
+        spec.input = path;
+        spec.units = units;
+        const auto d = readDataset(spec);
+        EXPECT_EQ(d->grid, Grid::make2D(kN, kN));
+        EXPECT_DOUBLE_EQ(d->grid.fov_mm[0], 220.0);
+        EXPECT_DOUBLE_EQ(d->grid.fov_mm[1], 220.0);
+        ASSERT_EQ(d->samples(), std::size_t(kSpokes * kReadout));
+        for (std::size_t i = 0; i < w.trajectory.k.size(); ++i)
+            EXPECT_NEAR(d->trajectory.k[i], w.trajectory.k[i], 1e-5 * kN) << i;
+        EXPECT_NE(d->source.find("readout oversampling 2x (encoded matrix 64x32)"), std::string::npos) << d->source;
+    }
 }
 
 TEST(Ismrmrd, RadialMultiCoilFileOpensExactly) {
@@ -131,6 +160,9 @@ TEST(Ismrmrd, RadialMultiCoilFileReconstructs) {
     InputSpec spec;
     spec.input = dir.file("radial.h5");
     auto d = readDataset(spec);
+    // The file's noise acquisition only checks that noise is skipped; it holds no real noise, and
+    // whitening with it (which the session would do) is tested in NoiseAcquisitions... below.
+    d->noise.clear();
     SolveOptions o;
     o.iterations = 30;
     ReconstructionSession session(createCpuBackend(Precision::Double));
@@ -182,9 +214,9 @@ TEST(Ismrmrd, NoiseAcquisitionsBecomeTheDatasetsNoiseAndWhitenIt) {
     InputSpec spec;
     spec.input = path;
     const auto d = readDataset(spec);
-    // The first noise acquisition holds whatever ISMRMRD left in it (NaN is left out, zeros are kept).
+    // The first noise acquisition holds zeros (kept: they are finite).
     const std::size_t per_coil = d->noise.size() / kCoils;
-    ASSERT_TRUE(per_coil == std::size_t(scans * kReadout) || per_coil == std::size_t((scans + 1) * kReadout)) << per_coil;
+    ASSERT_EQ(per_coil, std::size_t((scans + 1) * kReadout));
     EXPECT_NE(d->source.find(std::to_string(per_coil) + " noise samples per coil"), std::string::npos) << d->source;
     // Whitened with its own covariance, the noise has the identity covariance.
     ComplexArray noise = d->noise;
@@ -283,15 +315,17 @@ TEST(Ismrmrd, CartesianMultiCoilFileFromIsmrmrdToolsMatchesTheCartesianSenseSolv
                 d->samples(), d->coils, d->noise.size());
     ASSERT_EQ(d->coils, 4);
     ASSERT_FALSE(d->noise.empty());
-    EXPECT_EQ(d->grid, Grid::make2D(32, 32));
+    // The tool's header declares 2x readout oversampling (encoded 32x32 over 600 x 300 mm, recon 16x32
+    // over 300 x 300 mm): the data set is the recon space, the readout sampled at half-cycle steps.
+    EXPECT_EQ(d->grid, Grid::make2D(16, 32));
     ASSERT_EQ(d->samples(), std::size_t(32 * 32));
-    EXPECT_NEAR(kmin, -16.0, 1e-4);  // every integer k of the 32x32 band: full Cartesian sampling
+    EXPECT_NEAR(kmin, -16.0, 1e-4);  // ky: every integer k of the 32-sample band (kx: half steps over [-8, 8))
     EXPECT_NEAR(kmax, 15.0, 1e-4);
-    prewhiten(d->kspace, d->coils, noiseCovariance(d->noise, d->coils));
-
     auto backend = std::shared_ptr<Backend>(createCpuBackend(Precision::Double));
     ReconstructionSession session(backend);
-    session.setDataset(d);
+    session.setDataset(d);  // whitens with the file's noise scan
+    ASSERT_NE(session.dataset().source.find("noise-prewhitened"), std::string::npos);
+    const Dataset& w = session.dataset();
     SolveOptions o;
     o.lambda = 0;
     o.iterations = 5;
@@ -303,11 +337,12 @@ TEST(Ismrmrd, CartesianMultiCoilFileFromIsmrmrdToolsMatchesTheCartesianSenseSolv
     const CoilMaps& maps = session.coilMaps();
     const std::size_t voxels = d->grid.voxels();
     ComplexArray expected(voxels);
-    for (int c = 0; c < d->coils; ++c) {
-        ComplexArray coil_data(d->coil(c), d->coil(c) + d->samples()), fhd;
-        backend->adjointSum(d->trajectory, coil_data, SampleGrid::image(d->grid), fhd, {"direct", 0});
+    for (int c = 0; c < w.coils; ++c) {
+        ComplexArray coil_data(w.coil(c), w.coil(c) + w.samples()), fhd;
+        backend->adjointSum(w.trajectory, coil_data, SampleGrid::image(w.grid), fhd, {"direct", 0});
         for (std::size_t v = 0; v < voxels; ++v)
-            expected[v] += std::conj(maps.maps[std::size_t(c) * voxels + v]) * fhd[v] / double(voxels);
+            // Full Cartesian sampling (the readout at half-cycle steps of this grid included): F^H F = M I.
+            expected[v] += std::conj(maps.maps[std::size_t(c) * voxels + v]) * fhd[v] / double(w.samples());
     }
     double num = 0, den = 0;
     std::size_t inside = 0;

@@ -99,6 +99,10 @@ TEST(Recipe, BadInputNamesFileAndField) {
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "coils": "adaptive"})", "a.json"), InputError,
                          "'coils'", "sum-of-squares");
     EXPECT_EQ(parseRecipe(R"({"reconstudio_recipe": 1, "coils": "sense"})", "a.json").coils, "sense");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "coil_maps": "maps.cfl"})", "a.json"), InputError,
+                         "'coil_maps'", "espirit, lowres, walsh");
+    EXPECT_EQ(*parseRecipe(R"({"reconstudio_recipe": 1, "coil_maps": "walsh"})", "a.json").coil_maps, "walsh");
+    EXPECT_FALSE(parseRecipe(R"({"reconstudio_recipe": 1})", "a.json").coil_maps.has_value());
 }
 
 TEST(Recipe, MissingFileIsNamed) {
@@ -131,6 +135,11 @@ TEST(Recipe, HashFollowsTheImageNotTheCluster) {
     other_format.output_format = "h5";
     EXPECT_NE(io::recipeHash(other_format), io::recipeHash(base));
     EXPECT_EQ(io::recipeHash(base).size(), 16u);
+    io::Recipe other_maps = base;
+    other_maps.coil_maps = "walsh";  // other coil maps, another SENSE image
+    EXPECT_NE(io::recipeHash(other_maps), io::recipeHash(base));
+    io::applyOverride(other_maps, "coil_maps", "lowres", "m.csv row 2");
+    EXPECT_EQ(*other_maps.coil_maps, "lowres");
 }
 
 }  // namespace

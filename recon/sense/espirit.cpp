@@ -1,0 +1,128 @@
+#include "recon/sense/espirit.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+#include <Eigen/Dense>
+
+#include "recon/core/errors.hpp"
+#include "recon/sense/calibration.hpp"
+#include "recon/sense/small_linalg.hpp"
+
+namespace recon {
+
+CoilMaps estimateCoilMapsEspirit(Backend& backend, const Dataset& data, const EspiritOptions& opts,
+                                 const Progress& progress, EspiritDetails* details) {
+    const Grid& g = data.grid;
+    const int coils = data.coils;
+    if (coils < 2) throw InputError("ESPIRiT coil maps: the data set has one coil; SENSE needs several");
+    if (opts.kernel < 1 || opts.kernel > 16)
+        throw InputError("ESPIRiT coil maps: the kernel size must lie in [1, 16], got " + std::to_string(opts.kernel));
+    int smallest_side = opts.calibration;
+    for (int a = 0; a < g.dims; ++a) smallest_side = std::min(smallest_side, g.n[std::size_t(a)]);
+    if (smallest_side < opts.kernel)
+        throw InputError("ESPIRiT coil maps: the calibration block (" + std::to_string(smallest_side) +
+                         " on grid " + g.describe() + ") is smaller than the kernel (" + std::to_string(opts.kernel) + ")");
+    if (!(opts.singular_value_threshold > 0 && opts.singular_value_threshold < 1))
+        throw InputError("ESPIRiT coil maps: the singular value threshold must lie in (0, 1)");
+    if (!(opts.eigenvalue_crop >= 0 && opts.eigenvalue_crop < 1))
+        throw InputError("ESPIRiT coil maps: the eigenvalue crop must lie in [0, 1)");
+
+    // 1. Calibration data, coil after coil, each a cal block (k = -cal/2 .. cal/2 - 1 per axis).
+    const CalibrationBlocks blocks =
+        fitCalibrationBlocks(backend, data, opts.calibration, opts.calibration_iterations, progress.part(0, 0.3));
+    const ComplexArray& calib = blocks.values;
+    // Per axis: the block, the kernel and the kernel-difference block (2 kernel - 1).
+    const BlockShape& cal = blocks.shape;
+    BlockShape ker{1, 1, 1}, diff{1, 1, 1};
+    for (int a = 0; a < g.dims; ++a) {
+        ker[std::size_t(a)] = opts.kernel;
+        diff[std::size_t(a)] = 2 * opts.kernel - 1;
+    }
+    const std::size_t cal_points = blockPoints(cal), ker_points = blockPoints(ker), voxels = g.voxels();
+
+    // 2. The calibration matrix (one row per patch position) and its row space.
+    const BlockShape positions{cal[0] - ker[0] + 1, cal[1] - ker[1] + 1, cal[2] - ker[2] + 1};
+    const Eigen::Index rows = Eigen::Index(blockPoints(positions)), columns = Eigen::Index(std::size_t(coils) * ker_points);
+    Eigen::MatrixXcd a(rows, columns);
+    for (int qz = 0; qz < positions[2]; ++qz)
+        for (int qy = 0; qy < positions[1]; ++qy)
+            for (int qx = 0; qx < positions[0]; ++qx) {
+                const Eigen::Index row = (Eigen::Index(qz) * positions[1] + qy) * positions[0] + qx;
+                Eigen::Index col = 0;
+                for (int c = 0; c < coils; ++c)
+                    for (int kz = 0; kz < ker[2]; ++kz)
+                        for (int ky = 0; ky < ker[1]; ++ky)
+                            for (int kx = 0; kx < ker[0]; ++kx)
+                                a(row, col++) = calib[std::size_t(c) * cal_points +
+                                                      (std::size_t(qz + kz) * std::size_t(cal[1]) + std::size_t(qy + ky)) *
+                                                          std::size_t(cal[0]) + std::size_t(qx + kx)];
+            }
+    progress.update(0.35);
+    // The right singular vectors are the eigenvectors of A^H A (sigma^2 its eigenvalues).
+    Eigen::MatrixXcd gram = Eigen::MatrixXcd::Zero(columns, columns);
+    gram.selfadjointView<Eigen::Lower>().rankUpdate(a.adjoint());
+    progress.update(0.4);
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> svd(gram);  // ascending; reads the lower triangle
+    progress.update(0.5);
+    std::vector<double> sigma(static_cast<std::size_t>(columns));
+    for (Eigen::Index i = 0; i < columns; ++i) sigma[std::size_t(i)] = std::sqrt(std::max(0.0, svd.eigenvalues()(columns - 1 - i)));
+    int kept = 0;
+    while (kept < columns && sigma[std::size_t(kept)] >= opts.singular_value_threshold * sigma[0]) ++kept;
+    const Eigen::MatrixXcd row_space = svd.eigenvectors().rightCols(kept);
+
+    // 3. G(x) = sum_delta a_cc'(delta) exp(-i 2 pi delta . x), with delta = kappa' - kappa and
+    // a_cc'(delta) = (1/kernel^d) sum over kappa' - kappa = delta of P[(c, kappa), (c', kappa')],
+    // P = V V^H the projection on the row space (derivation: docs/CONVENTIONS.md).
+    // A's rows are the patches' transposes: A = U Sigma V^H puts the patches (as columns) in the span
+    // of conj(V), so the projection on them is conj(V V^H).
+    const Eigen::MatrixXcd projection = (row_space * row_space.adjoint()).conjugate();
+    HermitianField field(coils, voxels);
+    std::array<ComplexArray, 3> to_image;
+    for (int a_ = 0; a_ < g.dims; ++a_)
+        to_image[std::size_t(a_)] = dftMatrix(g.n[std::size_t(a_)], 1 - opts.kernel, diff[std::size_t(a_)], -1, true);
+    auto kernelIndex = [&](int kx, int ky, int kz) {
+        return (std::size_t(kz) * std::size_t(ker[1]) + std::size_t(ky)) * std::size_t(ker[0]) + std::size_t(kx);
+    };
+    for (int r = 0; r < coils; ++r)
+        for (int c = r; c < coils; ++c) {
+            progress.update(0.5 + 0.1 * double(field.pairIndex(r, c)) / double(field.pairs()));
+            ComplexArray kernel(blockPoints(diff));
+            for (int z0 = 0; z0 < ker[2]; ++z0)
+                for (int y0 = 0; y0 < ker[1]; ++y0)
+                    for (int x0 = 0; x0 < ker[0]; ++x0) {
+                        const Eigen::Index row = Eigen::Index(std::size_t(r) * ker_points + kernelIndex(x0, y0, z0));
+                        for (int z1 = 0; z1 < ker[2]; ++z1)
+                            for (int y1 = 0; y1 < ker[1]; ++y1)
+                                for (int x1 = 0; x1 < ker[0]; ++x1) {
+                                    const Eigen::Index col = Eigen::Index(std::size_t(c) * ker_points + kernelIndex(x1, y1, z1));
+                                    const std::size_t d = (std::size_t(z1 - z0 + ker[2] - 1) * std::size_t(diff[1]) +
+                                                           std::size_t(y1 - y0 + ker[1] - 1)) * std::size_t(diff[0]) +
+                                                          std::size_t(x1 - x0 + ker[0] - 1);
+                                    kernel[d] += projection(row, col);
+                                }
+                    }
+            for (auto& v : kernel) v /= double(ker_points);
+            BlockShape shape = diff;
+            for (int a_ = 0; a_ < g.dims; ++a_)
+                kernel = transformAxis(kernel, shape, a_, to_image[std::size_t(a_)], g.n[std::size_t(a_)]);
+            std::copy(kernel.begin(), kernel.end(), field.pair(r, c));
+        }
+
+    // 4. The dominant eigenvector per voxel; its eigenvalue decides the mask.
+    DominantEigen eig = dominantEigenvectors(field, progress.part(0.6, 1));
+    std::vector<std::uint8_t> mask(voxels);
+    const std::vector<std::uint8_t> object = supportMask(calibrationImages(blocks, g), coils, opts.mask_threshold);
+    for (std::size_t v = 0; v < voxels; ++v) mask[v] = eig.values[v] >= opts.eigenvalue_crop && object[v] ? 1 : 0;
+    if (details) {
+        details->kernels_kept = kept;
+        details->kernels_total = int(columns);
+        details->singular_values = sigma;
+        details->eigenvalues = eig.values;
+    }
+    return assembleCoilMaps(std::move(eig.vectors), coils, std::move(mask), blocks.strongest, "espirit");
+}
+
+}  // namespace recon
