@@ -41,8 +41,8 @@ if has test; then
 fi
 
 if has sanitize; then
-  MEM='CudaLinop.*:CudaOutOfMemory.*:GpuPriors.*:CudaSense.*:AllMethods/CudaSums.*/3d_odd*:AllMethods/CudaSums.*/2d_odd_nufft*:CudaToeplitz.MatchesNormalOperator2D:CudaToeplitzPaths.AgreeWithTheNormalOperator*:CudaSolver.*:CudaGridding.*:CudaSums.VoxelRanges*'
-  RACE='AllMethods/CudaSums.*/2d_odd_exact_fast_f32:AllMethods/CudaSums.*/2d_odd_tune_f32:AllMethods/CudaSums.*/2d_odd_fasttrig_f32:AllMethods/CudaSums.*/2d_odd_nufft_f32:CudaSolver.FollowsTheCpuSolverFloat32:CudaToeplitzPaths.AgreeWithTheNormalOperator3D'
+  MEM='CudaCtDd.*:CudaPreconditioner.*:CudaLinop.*:CudaOutOfMemory.*:GpuPriors.*:CudaSense.*:AllMethods/CudaSums.*/3d_odd*:AllMethods/CudaSums.*/2d_odd_nufft*:CudaToeplitz.MatchesNormalOperator2D:CudaToeplitzPaths.AgreeWithTheNormalOperator*:CudaSolver.*:CudaGridding.*:CudaSums.VoxelRanges*'
+  RACE='CudaCtDd.*:AllMethods/CudaSums.*/2d_odd_exact_fast_f32:AllMethods/CudaSums.*/2d_odd_tune_f32:AllMethods/CudaSums.*/2d_odd_fasttrig_f32:AllMethods/CudaSums.*/2d_odd_nufft_f32:CudaSolver.FollowsTheCpuSolverFloat32:CudaToeplitzPaths.AgreeWithTheNormalOperator3D'
   compute-sanitizer --tool memcheck --leak-check full $T --gtest_filter="$MEM" > "$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | sort | uniq -c
   compute-sanitizer --tool racecheck --racecheck-report all $T --gtest_filter="$RACE" > "$OUT/racecheck.log" 2>&1
