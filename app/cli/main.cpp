@@ -63,8 +63,10 @@ Data (compare, recon):
   --basis B              voxel basis phi: box (default: sinc) | point (phi = 1; BART's phantom data)
 
 Reconstruction:
-  --lambda L             regularisation weight, multiplies s = Q(0) (default: the case's, else 0.02;
-                         sparse priors: tv 0.1, wavelet 0.1, anatomical-tv 1)
+  --lambda L|auto        regularisation weight, multiplies s = Q(0) (default: the case's, else 0.02;
+                         sparse priors: tv 0.1, wavelet 0.2, anatomical-tv 1); auto: chosen from the
+                         data (sparse: a fraction of the image's magnitude; quadratic: the
+                         discrepancy principle with the noise of the outer k-space or a noise scan)
   --regularizer R        quadratic (CG): tikhonov | fd | anatomical (default fd);
                          sparse: tv | wavelet | anatomical-tv
   --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
@@ -228,7 +230,8 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.regularizer = parseRegularizer(a.get("regularizer", spec ? spec->regularizer : "fd"));
     // A case's lambda is tuned for its quadratic prior; a sparse prior's lambda is a threshold in image units.
     const double default_lambda = isSparse(o.regularizer) ? defaultSparseLambda(o.regularizer) : spec ? spec->lambda : 0.02;
-    o.lambda = a.numberIn("lambda", default_lambda, 0, 1e6);
+    // "auto": the session chooses (prepareJob); the default stands in until then.
+    o.lambda = a.get("lambda", "") == "auto" ? default_lambda : a.numberIn("lambda", default_lambda, 0, 1e6);
     o.wavelet = parseWavelet(a.get("wavelet", toString(SolveOptions{}.wavelet)));
     o.admm_inner_iterations = a.integerIn("admm-inner", 5, 1, 1000);
     o.admm_threshold_scale = a.numberIn("admm-threshold", AdmmDefaults::threshold_scale, 1e-6, 10);
@@ -266,6 +269,7 @@ struct Job {
     Loaded loaded;
     std::unique_ptr<ReconstructionSession> session;
     SolveOptions opts;
+    std::optional<LambdaChoice> auto_lambda;  // --lambda auto: what was chosen and why
     const Dataset& data() const { return *loaded.data; }
 };
 
@@ -316,6 +320,13 @@ Job prepareJob(const Arguments& a, bool quiet) {
         ComplexArray values(arr.data.size());
         for (std::size_t i = 0; i < values.size(); ++i) values[i] = {arr.data[i].real(), arr.data[i].imag()};
         j.session->setCoilMaps(coilMapsFromArray(arr.dims, values, d.grid, d.coils, maps));
+    }
+    if (a.get("lambda", "") == "auto") {
+        CallbackMonitor cancel_only({}, &g_cancel);
+        j.auto_lambda = j.session->suggestLambda(j.opts, cancel_only);
+        j.opts.lambda = j.auto_lambda->lambda;
+        // The choice is a result, not progress: printed even with --quiet.
+        std::fprintf(stderr, "lambda auto: %.4g x s (%s)\n", j.opts.lambda, j.auto_lambda->rule.c_str());
     }
     return j;
 }
@@ -405,6 +416,7 @@ int cmdCompare(const std::vector<std::string>& args) {
           << ",\"trajectory\":" << jsonString(d.trajectory.kind) << ",\"coils\":" << d.coils
           << ",\"source\":" << jsonString(d.source) << "},\"backend\":" << jsonString(backend->info().describe())
           << ",\"lambda\":" << jsonNumber(opts.lambda) << ",\"lambda_scale\":" << jsonNumber(it.lambda_scale)
+          << ",\"lambda_rule\":" << (job.auto_lambda ? jsonString(job.auto_lambda->rule) : std::string("null"))
           << ",\"regularizer\":" << jsonString(toString(opts.regularizer)) << ",\"solver\":" << jsonString(it.solver) << ",\"iterations\":" << it.history.size()
           << ",\"fourier_method\":" << jsonString(it.method) << ",\"cancelled\":" << (it.cancelled ? "true" : "false")
           << ",\"density_weights\":{\"gridding-trilinear\":" << jsonString(triWeights)

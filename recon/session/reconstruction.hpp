@@ -119,6 +119,31 @@ struct GriddingResult {
 enum class DensityMethod { PipeMenon, RadialRamp };
 std::string toString(DensityMethod m);
 
+// The noise per k-space sample, sigma with E|n|^2 = sigma^2 (coil 0), and where it came from:
+// the data set's noise scan, else the outer k-space (recon/session/lambda_choice.cpp).
+struct NoiseEstimate {
+    double sigma = 0;     // 0: no estimate
+    std::string source;
+    std::size_t samples = 0;  // how many it rests on
+};
+NoiseEstimate estimateNoise(const Dataset& d);
+
+// What suggestLambda chose and why (recon/session/lambda_choice.cpp; docs/CONVENTIONS.md).
+//  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is
+//    the prior's fraction kappa of the image's magnitude m (the largest |x| after 10 CG
+//    iterations without a prior): TV 0.1, wavelet 0.2, anatomical TV 1.
+//  - Quadratic priors (tikhonov, fd, anatomical): the discrepancy principle, the lambda at which
+//    ||F x - d||^2 falls to M sigma^2, found along a warm-started path of lambdas.
+struct LambdaChoice {
+    double lambda = 0;          // times s, as SolveOptions::lambda
+    std::string rule;           // one line: the rule and the numbers it used
+    NoiseEstimate noise;
+    double image_scale = 0;     // m (sparse priors)
+    // Quadratic priors: the path it chose from, (lambda, ||F x - d||^2) in the order solved, and its target M sigma^2.
+    std::vector<std::pair<double, double>> curve;
+    double target = 0;
+};
+
 class ReconstructionSession {
 public:
     explicit ReconstructionSession(std::shared_ptr<Backend> backend);
@@ -167,6 +192,11 @@ public:
     SolveResult solve(const SolveOptions& opts, const IterationObserver& observer = {},
                       const std::atomic<bool>* cancel = nullptr, const ComplexArray* warm = nullptr);
 
+    // lambda chosen for the user (--lambda auto, the GUI's Suggest): for opts.regularizer (or the
+    // first of opts.priors), from the data alone, by the documented rule of its kind (LambdaChoice).
+    // Cancel (monitor) takes effect between the few CG iterations it takes.
+    LambdaChoice suggestLambda(const SolveOptions& opts, Monitor& monitor);
+
     // Coil maps for SENSE: those set by setCoilMaps, else estimated from the data
     // (low-resolution method, recon/sense/coil_maps.hpp) once and cached.
     const CoilMaps& coilMaps(const Progress& progress = {});
@@ -210,15 +240,6 @@ private:
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);
 };
-
-// The noise per k-space sample, sigma with E|n|^2 = sigma^2 (coil 0), and where it came from:
-// the data set's noise scan, else the outer k-space (recon/session/lambda_choice.cpp).
-struct NoiseEstimate {
-    double sigma = 0;     // 0: no estimate
-    std::string source;
-    std::size_t samples = 0;  // how many it rests on
-};
-NoiseEstimate estimateNoise(const Dataset& d);
 
 // Sum of squares over coils: sqrt(sum |x_c|^2), real and non-negative.
 ComplexArray sumOfSquares(const std::vector<ComplexArray>& coils);
