@@ -46,6 +46,8 @@ public:
     QString phase() const { return phase_; }
     QString cacheStatus() const { return cache_status_; }
     QString lastError() const { return last_error_; }
+    // The outer step of a two-level solve (ADMM) at the last record shown, from 1; 0 for CG and FISTA.
+    int outerIteration() const { return history_.empty() ? 0 : history_.back().outer_iteration; }
     // The rule behind the lambda in settings(), when suggestLambda chose it and it was not changed since.
     QString lambdaRule() const { return settings_.lambda == suggested_lambda_ ? lambda_rule_ : QString(); }
     // Records of the current solve (of the current generation only).

@@ -146,7 +146,9 @@ public:
                          r.residual, metrics, eta);
             if (r.iteration == total) std::fprintf(stderr, "\n");
         } else if (r.iteration % 10 == 0 || r.iteration == total) {
-            std::fprintf(stderr, "  CG%s %3d/%d  res %.2e%s\n", coilmsg, r.iteration, total, r.residual, metrics);
+            char outer[32] = "";
+            if (r.outer_iteration > 0) std::snprintf(outer, sizeof outer, " (ADMM step %d)", r.outer_iteration);
+            std::fprintf(stderr, "  CG%s %3d/%d%s  res %.2e%s\n", coilmsg, r.iteration, total, outer, r.residual, metrics);
         }
         std::fflush(stderr);
     }

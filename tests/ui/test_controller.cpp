@@ -67,6 +67,9 @@ private slots:
         // The solve used the chosen lambda from zero, 30 iterations.
         QCOMPARE(int(c.history().size()), 30);
         QVERIFY(c.history().back().penalty_term > 0);
+        // ADMM's outer step for the progress bar: 5 CG iterations per step.
+        QCOMPARE(c.outerIteration(), c.history().back().outer_iteration);
+        QVERIFY(c.outerIteration() >= 6);
 
         c.setLambda(0.3);
         QVERIFY(c.lambdaRule().isEmpty());
@@ -96,6 +99,7 @@ private slots:
         // One record per iteration, in order, converging.
         QCOMPARE(iterations.count(), 10);
         QCOMPARE(int(c.history().size()), 10);
+        QCOMPARE(c.outerIteration(), 0);  // CG: one level
         for (int i = 0; i < 10; ++i) QCOMPARE(c.history()[i].iteration, i + 1);
         QVERIFY(c.history().back().residual < 0.5 * c.history().front().residual);
         const QList<QVariant> last = progress.last();
