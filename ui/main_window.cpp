@@ -483,7 +483,13 @@ void MainWindow::connectController() {
     connect(c, &ReconstructionController::progressChanged, this, [this](int done, int total, double eta) {
         progress_->setRange(0, total);
         progress_->setValue(done);
-        progress_->setFormat(tr("Iteration %1/%2, %3 left").arg(done).arg(total).arg(humanSeconds(eta)));
+        const int outer = controller_->outerIteration();
+        progress_->setFormat(outer > 0 ? tr("ADMM step %1, CG iteration %2/%3, %4 left")
+                                             .arg(outer)
+                                             .arg(done)
+                                             .arg(total)
+                                             .arg(humanSeconds(eta))
+                                       : tr("Iteration %1/%2, %3 left").arg(done).arg(total).arg(humanSeconds(eta)));
     });
     connect(c, &ReconstructionController::jobFinished, this, [this](const JobOutcome& o) {
         convergence_->flush();  // the whole history is drawn when the job ends

@@ -137,6 +137,14 @@ void ReconstructionController::reconstruct() {
     post(std::move(job));
 }
 
+void ReconstructionController::suggestLambda() {
+    debounce_.stop();
+    JobRequest job;
+    job.reconstruct = true;
+    job.suggest_lambda = true;
+    post(std::move(job));
+}
+
 void ReconstructionController::retune() {
     JobRequest job;
     job.reconstruct = true;
@@ -228,6 +236,13 @@ void ReconstructionController::onFinished(const JobOutcome& outcome) {
         if (outcome.solved) {
             warm_start_ = outcome.start_iteration > 0;
             total_iterations_ = outcome.start_iteration + outcome.iterations_done;
+        }
+        if (!outcome.lambda_rule.isEmpty()) {
+            // The chosen lambda becomes the setting (no new solve: this one used it).
+            settings_.lambda = suggested_lambda_ = outcome.lambda;
+            lambda_rule_ = outcome.lambda_rule;
+            emit settingsChanged(settings_);
+            emit lambdaSuggested(outcome.lambda, outcome.lambda_rule);
         }
     } else {
         last_error_ = outcome.message;

@@ -46,6 +46,10 @@ public:
     QString phase() const { return phase_; }
     QString cacheStatus() const { return cache_status_; }
     QString lastError() const { return last_error_; }
+    // The outer step of a two-level solve (ADMM) at the last record shown, from 1; 0 for CG and FISTA.
+    int outerIteration() const { return history_.empty() ? 0 : history_.back().outer_iteration; }
+    // The rule behind the lambda in settings(), when suggestLambda chose it and it was not changed since.
+    QString lambdaRule() const { return settings_.lambda == suggested_lambda_ ? lambda_rule_ : QString(); }
     // Records of the current solve (of the current generation only).
     const std::vector<recon::IterationRecord>& history() const { return history_; }
     // Whether the image shown continued from an earlier one (lambda tuning), and
@@ -81,6 +85,9 @@ public slots:
     void setLambda(double lambda);
     // Now, from zero: gridding (once per data set), then the iterative solve.
     void reconstruct();
+    // Choose lambda for the current regulariser from the data (the engine's documented rule),
+    // then solve from zero with it; lambdaSuggested reports the value and the rule.
+    void suggestLambda();
     void cancel();       // stops at the worker's next check; the last complete image is kept
 
 signals:
@@ -96,6 +103,7 @@ signals:
     void griddingFinished(studio::Layer layer);
     void jobFinished(const studio::JobOutcome& outcome);
     void failed(const QString& message);
+    void lambdaSuggested(double lambda, const QString& rule);
     void cacheStatusChanged(const QString& status);
     void densityWeightsChanged();
 
@@ -136,6 +144,8 @@ private:
     QTimer debounce_;
     bool auto_reconstruct_ = true;
     std::function<void(const QString&)> phase_hook_;
+    QString lambda_rule_;
+    double suggested_lambda_ = -1;
 };
 
 }  // namespace studio

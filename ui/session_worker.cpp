@@ -244,7 +244,7 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         u.coils = coils;
         u.iterations = s.iterations;
         u.start_iteration = start_iteration;
-        u.lambda = s.lambda;
+        u.lambda = opts.lambda;
         // One coil's iterate is not the combined image: multi-coil data show theirs at
         // the end. Posts (with an image when one is due) go out at most every
         // kPostIntervalMs; the final image comes with the outcome.
@@ -263,6 +263,11 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         if (p != recon::Phase::Iterating) notePhase(job, QString::fromUtf8(recon::toString(p)), fraction);
     };
     recon::CallbackMonitor monitor(observer, job.cancel.get(), phase);
+    if (job.suggest_lambda) {
+        const recon::LambdaChoice choice = session_->suggestLambda(opts, monitor);
+        opts.lambda = choice.lambda;
+        outcome.lambda_rule = QString::fromStdString(choice.rule);
+    }
     opts.warm_start = warm;  // continues the solve resident on the backend (no copy) when it matches
     recon::SolveResult result = session_->solve(opts, monitor, warm ? &last_iterate_ : nullptr);
     flushIterations();

@@ -91,6 +91,7 @@ struct JobOutcome {
     double seconds = 0;                    // the CG loop
     double lambda = 0, lambda_scale = 0;
     QString method;
+    QString lambda_rule;  // the job chose lambda (JobRequest::suggest_lambda): the rule and its numbers
 };
 
 struct JobRequest {
@@ -105,6 +106,8 @@ struct JobRequest {
     // Continue from the last iterate (lambda tuning) instead of from zero. Only
     // the tuning path asks for it: a plain Reconstruct is reproducible.
     bool warm_start = false;
+    // Choose lambda from the data first (ReconstructionSession::suggestLambda), then solve with it from zero.
+    bool suggest_lambda = false;
     // Called on the worker thread as each phase begins (tests use it to cancel
     // in a chosen phase deterministically); may be empty.
     std::function<void(const QString& phase)> phase_hook;

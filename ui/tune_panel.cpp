@@ -69,7 +69,26 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     regularizer_->addItem(tr("Anatomically weighted"), int(recon::RegularizerKind::AnatomicalFiniteDifference));
     regularizer_->setItemData(2, tr("Finite differences that do not cross edges of the data set's reference image"),
                               Qt::ToolTipRole);
+    regularizer_->addItem(tr("Total variation (sparse)"), int(recon::RegularizerKind::TotalVariation));
+    regularizer_->addItem(tr("Wavelets, Haar (sparse)"), int(recon::RegularizerKind::Wavelet));
+    regularizer_->addItem(tr("Anatomical TV (sparse)"), int(recon::RegularizerKind::AnatomicalTotalVariation));
+    regularizer_->setItemData(3, tr("l1 of the image's gradient, solved by ADMM (one step per inner CG iteration)"),
+                              Qt::ToolTipRole);
+    regularizer_->setItemData(4, tr("l1 of Haar wavelet coefficients on a randomly shifted grid, solved by FISTA"),
+                              Qt::ToolTipRole);
+    regularizer_->setItemData(5, tr("Total variation that does not penalise edges of the reference image (ADMM)"),
+                              Qt::ToolTipRole);
     form->addRow(tr("Regulariser:"), regularizer_);
+    suggest_ = new QPushButton(tr("Suggest lambda"), this);
+    suggest_->setObjectName(QStringLiteral("suggest-lambda-button"));
+    suggest_->setToolTip(tr("Choose lambda from the data by the documented rule of the regulariser "
+                            "(sparse: a fraction of the image's magnitude; quadratic: the discrepancy principle), "
+                            "then solve from zero with it"));
+    form->addRow(QString(), suggest_);
+    auto_label_ = new QLabel(this);
+    auto_label_->setObjectName(QStringLiteral("auto-lambda-label"));
+    auto_label_->setWordWrap(true);
+    form->addRow(QString(), auto_label_);
 
     iterations_ = new QSpinBox(this);
     iterations_->setRange(1, 2000);
@@ -126,8 +145,16 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     });
     connect(regularizer_, &QComboBox::currentIndexChanged, this, [this] {
         const auto kind = recon::RegularizerKind(regularizer_->currentData().toInt());
-        edit([kind](ReconSettings& s) { s.regularizer = kind; });
+        edit([kind](ReconSettings& s) {
+            // A sparse lambda is a threshold in image units, a quadratic one a weight against s:
+            // crossing between the two starts from the new kind's default.
+            if (recon::isSparse(kind) != recon::isSparse(s.regularizer))
+                s.lambda = recon::isSparse(kind) ? recon::defaultSparseLambda(kind) : ReconSettings{}.lambda;
+            s.regularizer = kind;
+        });
     });
+    connect(suggest_, &QPushButton::clicked, controller_, &ReconstructionController::suggestLambda);
+    connect(controller_, &ReconstructionController::lambdaSuggested, this, &TunePanel::showAutoLambda);
     connect(iterations_, &QSpinBox::valueChanged, this, [this](int n) { edit([n](ReconSettings& s) { s.iterations = n; }); });
     connect(precision_, &QComboBox::currentIndexChanged, this, [this] {
         const auto p = recon::Precision(precision_->currentData().toInt());
@@ -175,6 +202,7 @@ void TunePanel::showSettings(const ReconSettings& s) {
         shown_lambda_ = s.lambda;
     }
     regularizer_->setCurrentIndex(regularizer_->findData(int(s.regularizer)));
+    showAutoLambda();
     iterations_->setValue(s.iterations);
     precision_->setCurrentIndex(precision_->findData(int(s.precision)));
     backend_->setCurrentIndex(backend_->findData(int(s.backend)));
@@ -182,6 +210,12 @@ void TunePanel::showSettings(const ReconSettings& s) {
     method_->setCurrentIndex(m >= 0 ? m : 0);
     updating_ = false;
     showState();
+}
+
+void TunePanel::showAutoLambda() {
+    const QString rule = controller_->lambdaRule();
+    auto_label_->setText(rule.isEmpty() ? QString()
+                                        : tr("auto: lambda = %1 (%2)").arg(controller_->settings().lambda, 0, 'g', 3).arg(rule));
 }
 
 void TunePanel::showBackend() {

@@ -35,6 +35,9 @@ public:
     QSlider* lambdaSlider() const { return lambda_slider_; }
     QLineEdit* lambdaField() const { return lambda_field_; }
     QComboBox* regularizerBox() const { return regularizer_; }
+    QPushButton* suggestButton() const { return suggest_; }
+    // "auto: lambda = ... (rule)" while the lambda in use is the one Suggest chose; empty otherwise.
+    QLabel* autoLambdaLabel() const { return auto_label_; }
     QSpinBox* iterationsBox() const { return iterations_; }
     QPushButton* reconstructButton() const { return reconstruct_; }
     // How the image shown was started: from zero, or warm (lambda tuning) with
@@ -44,6 +47,7 @@ public:
 private:
     void showSettings(const ReconSettings& s);  // without echoing edits back
     void showBackend();
+    void showAutoLambda();
     void showState();
     void showStart();
     void edit(const std::function<void(ReconSettings&)>& change);
@@ -58,6 +62,8 @@ private:
     QComboBox* backend_ = nullptr;
     QComboBox* method_ = nullptr;
     QPushButton* reconstruct_ = nullptr;
+    QPushButton* suggest_ = nullptr;
+    QLabel* auto_label_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QLabel* start_label_ = nullptr;
     double shown_lambda_ = -1;  // the controller's lambda the field last showed

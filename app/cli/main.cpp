@@ -64,15 +64,20 @@ Data (compare, recon):
   --basis B              voxel basis phi: box (default: sinc) | point (phi = 1; BART's phantom data)
 
 Reconstruction:
-  --lambda L             regularisation weight, multiplies s = Q(0) (default: the case's, else 0.02;
-                         sparse priors: tv 0.1, wavelet 0.1, anatomical-tv 1)
+  --lambda L|auto        regularisation weight, multiplies s = Q(0) (default: the case's, else 0.02;
+                         sparse priors: tv 0.1, wavelet 0.2, anatomical-tv 1); auto: chosen from the
+                         data (sparse: a fraction of the image's magnitude; quadratic: the
+                         discrepancy principle with the noise of the outer k-space or a noise scan)
   --regularizer R        quadratic (CG): tikhonov | fd | anatomical (default fd);
-                         sparse (ADMM): tv | wavelet | anatomical-tv
-  --wavelet W            wavelet of --regularizer wavelet: db4 (default) | haar
+                         sparse: tv | wavelet | anatomical-tv
+  --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
+  --sparse-solver S      auto (default: fista for wavelet, admm otherwise) | admm | fista
+  --wavelet-shifts on|off  FISTA: a random cyclic shift of the wavelet grid per step (default on)
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
                          (default 0.005; convergence speed only, not the solution)
-  --iterations N         CG iterations (default 60; ADMM: inner CG iterations in all)
+  --iterations N         CG iterations (default 60; ADMM: inner CG iterations in all;
+                         FISTA: steps, one F^H F each)
   --tolerance T          stop when the relative residual < T (default 0: run all)
   --preconditioner P     quadratic CG: none (default) | circulant (the inverse of F^H F + lambda s W^H W's
                          circulant approximation: fewer iterations, same solution)
@@ -163,7 +168,9 @@ public:
                          r.residual, metrics, eta);
             if (r.iteration == total) std::fprintf(stderr, "\n");
         } else if (r.iteration % 10 == 0 || r.iteration == total) {
-            std::fprintf(stderr, "  CG%s %3d/%d  res %.2e%s\n", coilmsg, r.iteration, total, r.residual, metrics);
+            char outer[32] = "";
+            if (r.outer_iteration > 0) std::snprintf(outer, sizeof outer, " (ADMM step %d)", r.outer_iteration);
+            std::fprintf(stderr, "  CG%s %3d/%d%s  res %.2e%s\n", coilmsg, r.iteration, total, outer, r.residual, metrics);
         }
         std::fflush(stderr);
     }
@@ -247,10 +254,15 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.regularizer = parseRegularizer(a.get("regularizer", spec ? spec->regularizer : "fd"));
     // A case's lambda is tuned for its quadratic prior; a sparse prior's lambda is a threshold in image units.
     const double default_lambda = isSparse(o.regularizer) ? defaultSparseLambda(o.regularizer) : spec ? spec->lambda : 0.02;
-    o.lambda = a.numberIn("lambda", default_lambda, 0, 1e6);
-    o.wavelet = parseWavelet(a.get("wavelet", "db4"));
+    // "auto": the session chooses (prepareJob); the default stands in until then.
+    o.lambda = a.get("lambda", "") == "auto" ? default_lambda : a.numberIn("lambda", default_lambda, 0, 1e6);
+    o.wavelet = parseWavelet(a.get("wavelet", toString(SolveOptions{}.wavelet)));
     o.admm_inner_iterations = a.integerIn("admm-inner", 5, 1, 1000);
     o.admm_threshold_scale = a.numberIn("admm-threshold", AdmmDefaults::threshold_scale, 1e-6, 10);
+    o.sparse_solver = parseSparseSolver(a.get("sparse-solver", "auto"));
+    const std::string shifts = a.get("wavelet-shifts", "on");
+    if (shifts != "on" && shifts != "off") throw UsageError("--wavelet-shifts takes on or off, not '" + shifts + "'");
+    o.wavelet_shifts = shifts == "on";
     o.iterations = a.integer("iterations", SolveOptions{}.iterations);
     o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.method.name = a.get("method", "");
@@ -265,7 +277,8 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
 
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
                                             "units", "matrix", "basis"};
-const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "iterations",
+const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "sparse-solver",
+                                             "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
                                              "coil-combine", "coil-maps", "virtual-coils", "preconditioner"};
 
@@ -281,6 +294,7 @@ struct Job {
     Loaded loaded;
     std::unique_ptr<ReconstructionSession> session;
     SolveOptions opts;
+    std::optional<LambdaChoice> auto_lambda;  // --lambda auto: what was chosen and why
     const Dataset& data() const { return *loaded.data; }
 };
 
@@ -329,6 +343,13 @@ Job prepareJob(const Arguments& a, bool quiet) {
         ComplexArray values(arr.data.size());
         for (std::size_t i = 0; i < values.size(); ++i) values[i] = {arr.data[i].real(), arr.data[i].imag()};
         j.session->setCoilMaps(coilMapsFromArray(arr.dims, values, d.grid, d.coils, maps));
+    }
+    if (a.get("lambda", "") == "auto") {
+        CallbackMonitor cancel_only({}, &g_cancel);
+        j.auto_lambda = j.session->suggestLambda(j.opts, cancel_only);
+        j.opts.lambda = j.auto_lambda->lambda;
+        // The choice is a result, not progress: printed even with --quiet.
+        std::fprintf(stderr, "lambda auto: %.4g x s (%s)\n", j.opts.lambda, j.auto_lambda->rule.c_str());
     }
     return j;
 }
@@ -399,9 +420,9 @@ int cmdCompare(const std::vector<std::string>& args) {
     const std::string kbWeights = weights(session.kaiserBesselDensityMethod());
     std::printf("  gridding density weights: trilinear %s (%.3f s), Kaiser-Bessel %s (%.3f s)\n", triWeights.c_str(),
                 tri.density_seconds, kbWeights.c_str(), kb.density_seconds);
-    std::printf("  %s: %s, lambda %.4g x s (s = Q(0) = %.4g), %d CG iterations, %s%s\n", iterative_name.c_str(),
+    std::printf("  %s: %s, lambda %.4g x s (s = Q(0) = %.4g), %d %s iterations, %s%s\n", iterative_name.c_str(),
                 toString(opts.regularizer).c_str(), opts.lambda, it.lambda_scale, int(it.history.size()),
-                it.method.c_str(), it.cancelled ? " (cancelled)" : "");
+                it.solver == "fista" ? "FISTA" : "CG", it.method.c_str(), it.cancelled ? " (cancelled)" : "");
     std::printf("\n  %-20s %10s %10s %10s\n", "method", "seconds", "PSNR dB", "error %");
     for (const auto& r : rows) {
         if (r.quality)
@@ -419,7 +440,8 @@ int cmdCompare(const std::vector<std::string>& args) {
           << ",\"trajectory\":" << jsonString(d.trajectory.kind) << ",\"coils\":" << d.coils
           << ",\"source\":" << jsonString(d.source) << "},\"backend\":" << jsonString(backend->info().describe())
           << ",\"lambda\":" << jsonNumber(opts.lambda) << ",\"lambda_scale\":" << jsonNumber(it.lambda_scale)
-          << ",\"regularizer\":" << jsonString(toString(opts.regularizer)) << ",\"iterations\":" << it.history.size()
+          << ",\"lambda_rule\":" << (job.auto_lambda ? jsonString(job.auto_lambda->rule) : std::string("null"))
+          << ",\"regularizer\":" << jsonString(toString(opts.regularizer)) << ",\"solver\":" << jsonString(it.solver) << ",\"iterations\":" << it.history.size()
           << ",\"fourier_method\":" << jsonString(it.method) << ",\"cancelled\":" << (it.cancelled ? "true" : "false")
           << ",\"density_weights\":{\"gridding-trilinear\":" << jsonString(triWeights)
           << ",\"gridding-kb\":" << jsonString(kbWeights) << "}"

@@ -10,6 +10,7 @@ struct IterationRecord {
     double residual = 0;        // ||b - A x|| / ||b||
     double data_term = 0;       // ||F rho - d||^2
     double penalty_term = 0;    // the weighted penalty terms, summed
+    int outer_iteration = 0;    // two-level solvers (ADMM): the outer step this iteration belongs to, from 1; else 0
     double cost() const { return data_term + penalty_term; }
     double seconds = 0;         // since the solve started (set by the runner)
     bool has_truth = false;

@@ -157,6 +157,18 @@ private:
     void applyNormal(const Vector& x, Vector& y) const override { space().copy(x, y); }
 };
 
+class CyclicShift final : public LinearOperator {
+public:
+    CyclicShift(VectorSpace& space, std::size_t n, std::size_t offset)
+        : LinearOperator(space, n, n, "cyclic shift by " + std::to_string(offset)), offset_(n ? offset % n : 0) {}
+
+private:
+    void applyForward(const Vector& x, Vector& y) const override { cyclicShift(space(), x, offset_, y); }
+    void applyAdjoint(const Vector& y, Vector& x) const override { cyclicShift(space(), y, inSize() - offset_, x); }
+    void applyNormal(const Vector& x, Vector& y) const override { space().copy(x, y); }
+    std::size_t offset_;
+};
+
 class SparseMatrixOperator final : public LinearOperator {
 public:
     SparseMatrixOperator(VectorSpace& space, std::shared_ptr<const CsrMatrix> w, std::shared_ptr<const CsrMatrix> gram,
@@ -283,6 +295,21 @@ LinearOperatorPtr diagonal(VectorSpace& space, const ComplexArray& d, std::strin
 }
 
 LinearOperatorPtr identity(VectorSpace& space, std::size_t n) { return std::make_shared<Identity>(space, n); }
+
+void cyclicShift(VectorSpace& space, const Vector& x, std::size_t offset, Vector& y) {
+    const std::size_t n = x.size();
+    if (y.size() != n)
+        throw InputError("cyclic shift: " + std::to_string(n) + " values in, room for " + std::to_string(y.size()));
+    if (n == 0) return;
+    offset %= n;
+    if (offset == 0) return space.copy(x, y);
+    space.copyRange(x, 0, y, offset, n - offset);  // x[0, n - offset) -> y[offset, n)
+    space.copyRange(x, n - offset, y, 0, offset);  // the tail wraps to the front
+}
+
+LinearOperatorPtr cyclicShift(VectorSpace& space, std::size_t n, std::size_t offset) {
+    return std::make_shared<CyclicShift>(space, n, offset);
+}
 
 LinearOperatorPtr sparseMatrix(VectorSpace& space, std::shared_ptr<const CsrMatrix> w, std::shared_ptr<const CsrMatrix> gram,
                                std::string name) {

@@ -65,6 +65,12 @@ LinearOperatorPtr vstack(std::vector<LinearOperatorPtr> ops);
 // diag(d): y = d .* x; adjoint conj(d) .* y.
 LinearOperatorPtr diagonal(VectorSpace& space, const ComplexArray& d, std::string name = "diagonal");
 LinearOperatorPtr identity(VectorSpace& space, std::size_t n);
+// y[(i + offset) mod n] = x[i], n = x.size(): a cyclic shift of the whole vector, two copyRange
+// calls on any backend. A permutation, so it keeps an orthogonal transform applied after it
+// orthogonal (the random wavelet shifts of recon/solvers/fista.hpp). y must not be x.
+void cyclicShift(VectorSpace& space, const Vector& x, std::size_t offset, Vector& y);
+// The same as an operator (adjoint = inverse = the shift by n - offset).
+LinearOperatorPtr cyclicShift(VectorSpace& space, std::size_t n, std::size_t offset);
 // A real CSR matrix W (rows = outputs); `gram`, when given, is W^T W, applied as the normal
 // in one sparse product (reading W and W^T costs three times the memory traffic).
 // W and W^T reach the backend on first use: a solve that only applies the normal never uploads them.

@@ -38,6 +38,12 @@ CoilCombination parseCoilCombination(const std::string& name);  // throws InputE
 // (float32 rounding and the prior dominate); 1e-4 keeps a margin at a 6-wide kernel, not 8.
 inline constexpr double kDefaultNufftTolerance = 1e-4;
 
+// The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: FISTA for one
+// wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else.
+enum class SparseSolver { Auto, Admm, Fista };
+std::string toString(SparseSolver s);                 // "auto", "admm", "fista"
+SparseSolver parseSparseSolver(const std::string& name);  // throws InputError listing the names
+
 struct SolveOptions {
     RegularizerKind regularizer = RegularizerKind::FiniteDifference;
     double lambda = 0.02;         // multiplies s = Q(0) (docs/CONVENTIONS.md)
@@ -57,9 +63,12 @@ struct SolveOptions {
     };
     std::vector<PriorTerm> priors;
     bool anisotropic_tv = false;                        // sum of |differences| instead of the gradient's magnitude
-    WaveletKind wavelet = WaveletKind::Daubechies4;
+    // Haar: with FISTA's random shifts it beat db4 by 1.5-5 dB on the 2D demo cases (docs/SPARSE.md).
+    WaveletKind wavelet = WaveletKind::Haar;
     int admm_inner_iterations = 5;                      // CG iterations per ADMM x-update
     double admm_threshold_scale = AdmmDefaults::threshold_scale;  // ADMM's rho rule (recon/solvers/admm.hpp)
+    SparseSolver sparse_solver = SparseSolver::Auto;
+    bool wavelet_shifts = true;                         // FISTA: a random cyclic shift of the wavelet grid per step
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.
@@ -107,6 +116,7 @@ struct SolveResult {
     double lambda = 0;
     double lambda_scale = 0;
     std::string method;
+    std::string solver = "cg";          // "cg", "admm" or "fista"
 };
 
 struct GriddingResult {
@@ -126,6 +136,31 @@ std::string toString(DensityMethod m);
 // weights within 2.2 % (RMS) of 20's and Kaiser-Bessel gridding within 0.04 dB of its PSNR
 // (2D/3D radial, spiral, stack of spirals), at a quarter of the time.
 inline constexpr int kPipeMenonIterations = 5;
+
+// The noise per k-space sample, sigma with E|n|^2 = sigma^2 (coil 0), and where it came from:
+// the data set's noise scan, else the outer k-space (recon/session/lambda_choice.cpp).
+struct NoiseEstimate {
+    double sigma = 0;     // 0: no estimate
+    std::string source;
+    std::size_t samples = 0;  // how many it rests on
+};
+NoiseEstimate estimateNoise(const Dataset& d);
+
+// What suggestLambda chose and why (recon/session/lambda_choice.cpp; docs/CONVENTIONS.md).
+//  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is
+//    the prior's fraction kappa of the image's magnitude m (the largest |x| after 10 CG
+//    iterations without a prior): TV 0.1, wavelet 0.2, anatomical TV 1.
+//  - Quadratic priors (tikhonov, fd, anatomical): the discrepancy principle, the lambda at which
+//    ||F x - d||^2 falls to M sigma^2, found along a warm-started path of lambdas.
+struct LambdaChoice {
+    double lambda = 0;          // times s, as SolveOptions::lambda
+    std::string rule;           // one line: the rule and the numbers it used
+    NoiseEstimate noise;
+    double image_scale = 0;     // m (sparse priors)
+    // Quadratic priors: the path it chose from, (lambda, ||F x - d||^2) in the order solved, and its target M sigma^2.
+    std::vector<std::pair<double, double>> curve;
+    double target = 0;
+};
 
 class ReconstructionSession {
 public:
@@ -180,6 +215,11 @@ public:
     SolveResult solve(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm = nullptr);
     SolveResult solve(const SolveOptions& opts, const IterationObserver& observer = {},
                       const std::atomic<bool>* cancel = nullptr, const ComplexArray* warm = nullptr);
+
+    // lambda chosen for the user (--lambda auto, the GUI's Suggest): for opts.regularizer (or the
+    // first of opts.priors), from the data alone, by the documented rule of its kind (LambdaChoice).
+    // Cancel (monitor) takes effect between the few CG iterations it takes.
+    LambdaChoice suggestLambda(const SolveOptions& opts, Monitor& monitor);
 
     // Coil maps for SENSE: those set by setCoilMaps, else estimated from the data by `method`
     // (recon/sense/coil_maps.hpp, espirit.hpp) and cached until another method is asked for.

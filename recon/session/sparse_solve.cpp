@@ -1,5 +1,6 @@
-// ReconstructionSession::solve for the sparse priors: ADMM (recon/solvers/admm.hpp) over the
-// session's cached F (Toeplitz normal) and F^H d, with the priors' transforms built once per
+// ReconstructionSession::solve for the sparse priors: FISTA (recon/solvers/fista.hpp) for one
+// wavelet term, ADMM (recon/solvers/admm.hpp) otherwise, over the session's cached F (Toeplitz
+// normal) and F^H d, with the priors' transforms and FISTA's bound on ||F^H F|| built once per
 // data set and the last single-coil solve kept resident, so a lambda change continues warm.
 #include <algorithm>
 #include <chrono>
@@ -10,15 +11,33 @@
 #include "recon/core/errors.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/solvers/admm.hpp"
+#include "recon/solvers/fista.hpp"
 
 namespace recon {
 
 struct ReconstructionSession::SparseState {
     std::map<std::string, LinearOperatorPtr> transforms;  // by prior and its options
     std::string key;                                      // of the resident solve: method, priors
-    std::unique_ptr<Admm> admm;
+    std::unique_ptr<Admm> admm;    // the resident solve: one of these two
+    std::unique_ptr<Fista> fista;
     int total_iterations = 0;
+    std::map<std::string, double> normal_norm;  // ||F^H F|| (times the margin) by Fourier method
 };
+
+std::string toString(SparseSolver s) {
+    switch (s) {
+        case SparseSolver::Auto: return "auto";
+        case SparseSolver::Admm: return "admm";
+        case SparseSolver::Fista: return "fista";
+    }
+    return "?";
+}
+
+SparseSolver parseSparseSolver(const std::string& name) {
+    for (SparseSolver s : {SparseSolver::Auto, SparseSolver::Admm, SparseSolver::Fista})
+        if (toString(s) == name) return s;
+    throw InputError("unknown sparse solver '" + name + "' (expected auto, admm or fista)");
+}
 
 namespace {
 
@@ -64,8 +83,16 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     if (!sparse_) sparse_ = std::make_shared<SparseState>();
     SparseState& st = *sparse_;
     std::vector<SparseTerm> terms;
-    std::string key = result.method + " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
-                      std::to_string(opts.admm_threshold_scale);
+    // FISTA's prox is exact only for one orthogonal transform: one wavelet term.
+    const bool one_wavelet = priors.size() == 1 && priors.front().kind == RegularizerKind::Wavelet;
+    if (opts.sparse_solver == SparseSolver::Fista && !one_wavelet)
+        throw InputError("FISTA solves one wavelet prior (its prox is exact only for an orthogonal transform); "
+                         "use the admm solver for tv, anatomical-tv and sums of priors");
+    const bool use_fista = one_wavelet && opts.sparse_solver != SparseSolver::Admm;
+    result.solver = use_fista ? "fista" : "admm";
+    std::string key = result.method + (use_fista ? std::string(" | fista") + (opts.wavelet_shifts ? " shifts" : "")
+                                                 : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
+                                                       std::to_string(opts.admm_threshold_scale));
     for (const auto& p : priors) {
         const double weight = p.lambda * result.lambda_scale;
         if (!std::isfinite(weight)) throw InputError("lambda * s overflows for the " + toString(p.kind) + " prior");
@@ -88,7 +115,14 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         terms.push_back(std::move(t));
     }
 
-    const bool continue_resident = opts.warm_start && d.coils == 1 && st.admm && st.key == key;
+    const bool continue_resident = opts.warm_start && d.coils == 1 && (st.admm || st.fista) && st.key == key;
+    double normal_norm = 0;
+    if (use_fista) {
+        auto it = st.normal_norm.find(result.method);
+        if (it == st.normal_norm.end())
+            it = st.normal_norm.emplace(result.method, estimateNormalNorm(*fourier, 30, 1.05, monitor.progress(Phase::ToeplitzKernel))).first;
+        normal_norm = it->second;
+    }
     RunOptions run;
     run.iterations = opts.iterations;
     run.tolerance = opts.tolerance;
@@ -96,37 +130,56 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     std::vector<ComplexArray> coil_images;
     const auto t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < d.coils; ++c) {
-        std::unique_ptr<Admm> owned;
-        Admm* admm = nullptr;
+        std::unique_ptr<Admm> owned_admm;
+        std::unique_ptr<Fista> owned_fista;
+        IterativeAlgorithm* alg = nullptr;
         if (c == 0 && continue_resident) {
-            admm = st.admm.get();
-            for (std::size_t k = 0; k < terms.size(); ++k) admm->setWeight(k, terms[k].weight);
+            if (st.fista) {
+                st.fista->setWeight(terms.front().weight);
+                alg = st.fista.get();
+            } else {
+                for (std::size_t k = 0; k < terms.size(); ++k) st.admm->setWeight(k, terms[k].weight);
+                alg = st.admm.get();
+            }
             result.warm_started = true;
         } else {
             std::shared_ptr<const Vector> fhd = adjointData(c, m, monitor.progress(Phase::AdjointData));
             double dn = 0;
             for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
-            // The image's magnitude scale for ADMM's rho rule: F^H d / s is the image blurred by
-            // the sampling's point-spread function (F^H F has s on its diagonal).
-            const ComplexArray fhd_host = backend_->toHost(*fhd);
-            double peak = 0;
-            for (const cdouble& v : fhd_host) peak = std::max(peak, std::abs(v));
-            AdmmOptions ao;
-            ao.inner_iterations = opts.admm_inner_iterations;
-            ao.threshold_scale = opts.admm_threshold_scale;
-            ao.image_scale = peak > 0 && result.lambda_scale > 0 ? peak / result.lambda_scale : 1.0;
-            owned = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
-            admm = owned.get();
-            if (d.coils == 1 && d.hasTruth()) admm->setTruth(d.truth);
-            if (d.coils == 1 && warm && warm->size() == d.grid.voxels()) admm->setInitial(*warm);
+            const bool truth = d.coils == 1 && d.hasTruth();
+            const bool start = d.coils == 1 && warm && warm->size() == d.grid.voxels();
+            if (use_fista) {
+                FistaOptions fo;
+                fo.lipschitz = normal_norm;
+                fo.random_shifts = opts.wavelet_shifts;
+                owned_fista = std::make_unique<Fista>(fourier, *fhd, dn, terms.front(), fo);
+                if (truth) owned_fista->setTruth(d.truth);
+                if (start) owned_fista->setInitial(*warm);
+                alg = owned_fista.get();
+            } else {
+                // The image's magnitude scale for ADMM's rho rule: F^H d / s is the image blurred by
+                // the sampling's point-spread function (F^H F has s on its diagonal).
+                const ComplexArray fhd_host = backend_->toHost(*fhd);
+                double peak = 0;
+                for (const cdouble& v : fhd_host) peak = std::max(peak, std::abs(v));
+                AdmmOptions ao;
+                ao.inner_iterations = opts.admm_inner_iterations;
+                ao.threshold_scale = opts.admm_threshold_scale;
+                ao.image_scale = peak > 0 && result.lambda_scale > 0 ? peak / result.lambda_scale : 1.0;
+                owned_admm = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
+                if (truth) owned_admm->setTruth(d.truth);
+                if (start) owned_admm->setInitial(*warm);
+                alg = owned_admm.get();
+            }
         }
-        RunResult r = runIterations(*admm, run, monitor, c);
+        RunResult r = runIterations(*alg, run, monitor, c);
         result.history = std::move(r.history);
         coil_images.push_back(std::move(r.image));
         if (d.coils == 1) {
             const int before = continue_resident ? st.total_iterations : 0;
-            if (owned) {
-                st.admm = std::move(owned);
+            if (owned_admm || owned_fista) {
+                st.admm = std::move(owned_admm);
+                st.fista = std::move(owned_fista);
                 st.key = key;
             }
             st.total_iterations = before + int(result.history.size());

@@ -114,6 +114,7 @@ IterationRecord Admm::record() const {
     const Vector& x = m.cg->solution();
     IterationRecord r = m.cg->record();  // for the truth readout; the rest is ADMM's
     r.iteration = m.total;
+    r.outer_iteration = m.outer + 1;  // outer updates done so far, plus the x-update under way
     r.residual = m.primal_residual;
     const double xfhd = m.space->dot(x, m.fhd).real();
     r.data_term = std::max(0.0, m.cg->quadraticForm(0) - 2 * xfhd + m.data_norm2);

@@ -36,6 +36,45 @@ ReconSettings settingsWith(int iterations, double lambda = 0.02) {
 class TestController : public QObject {
     Q_OBJECT
 private slots:
+    // Suggest lambda (issue 13): the controller asks the engine for the regulariser's lambda,
+    // solves from zero with it, adopts it as the setting and reports the rule; a lambda set
+    // by hand afterwards drops the rule.
+    void suggestLambdaAdoptsTheEnginesChoice() {
+        ReconstructionController c;
+        ReconSettings s = settingsWith(30, 0.1);
+        s.regularizer = recon::RegularizerKind::TotalVariation;
+        c.setSettings(s);
+        c.openDemo(kSmallDemo, false);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QVERIFY(c.lambdaRule().isEmpty());
+        QSignalSpy suggested(&c, &ReconstructionController::lambdaSuggested);
+        const quint64 generation = c.generation();
+        c.suggestLambda();
+        QTRY_VERIFY_WITH_TIMEOUT(c.generation() > generation && finished(c), kSolveTimeoutMs);
+        QCOMPARE(toString(c.state()), toString(JobState::Completed));
+        QCOMPARE(suggested.count(), 1);
+
+        recon::ReconstructionSession reference(recon::createCpuBackend(recon::Precision::Single));
+        reference.setDataset(c.dataset());
+        recon::SolveOptions o;
+        o.regularizer = recon::RegularizerKind::TotalVariation;
+        recon::CallbackMonitor quiet;
+        const recon::LambdaChoice expected = reference.suggestLambda(o, quiet);
+        QVERIFY2(std::abs(c.settings().lambda - expected.lambda) < 1e-9 * expected.lambda,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(c.settings().lambda).arg(expected.lambda)));
+        QCOMPARE(suggested.first()[0].toDouble(), c.settings().lambda);
+        QCOMPARE(c.lambdaRule(), QString::fromStdString(expected.rule));
+        // The solve used the chosen lambda from zero, 30 iterations.
+        QCOMPARE(int(c.history().size()), 30);
+        QVERIFY(c.history().back().penalty_term > 0);
+        // ADMM's outer step for the progress bar: 5 CG iterations per step.
+        QCOMPARE(c.outerIteration(), c.history().back().outer_iteration);
+        QVERIFY(c.outerIteration() >= 6);
+
+        c.setLambda(0.3);
+        QVERIFY(c.lambdaRule().isEmpty());
+    }
+
     void solvesASmallDemoToCompletion() {
         ReconstructionController c;
         c.setSettings(settingsWith(10));
@@ -60,6 +99,7 @@ private slots:
         // One record per iteration, in order, converging.
         QCOMPARE(iterations.count(), 10);
         QCOMPARE(int(c.history().size()), 10);
+        QCOMPARE(c.outerIteration(), 0);  // CG: one level
         for (int i = 0; i < 10; ++i) QCOMPARE(c.history()[i].iteration, i + 1);
         QVERIFY(c.history().back().residual < 0.5 * c.history().front().residual);
         const QList<QVariant> last = progress.last();

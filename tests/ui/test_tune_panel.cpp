@@ -3,6 +3,7 @@
 // started, the slider's tooltip states its real range, and the GUI's default
 // iteration count is the engine's (and so reconstudio-cli's).
 #include <QApplication>
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -105,6 +106,41 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 2 && finished(c), kSolveTimeoutMs);
         QVERIFY2(panel.startLabel()->text().contains(QStringLiteral("from zero: 4 ")),
                  qPrintable(panel.startLabel()->text()));
+    }
+
+    // Issue 13: the sparse priors are offered, choosing one starts from its own default lambda,
+    // and Suggest shows the chosen lambda with its rule until lambda is changed by hand.
+    void sparsePriorsAndSuggestedLambda() {
+        ReconstructionController c;
+        ReconSettings s = c.settings();
+        s.iterations = 20;
+        s.backend = recon::BackendChoice::Cpu;
+        c.setSettings(s);
+        c.setDebounceInterval(10);
+        TunePanel panel(&c);
+        c.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QComboBox* box = panel.regularizerBox();
+        for (auto kind : {recon::RegularizerKind::TotalVariation, recon::RegularizerKind::Wavelet,
+                          recon::RegularizerKind::AnatomicalTotalVariation})
+            QVERIFY(box->findData(int(kind)) >= 0);
+        box->setCurrentIndex(box->findData(int(recon::RegularizerKind::Wavelet)));
+        QCOMPARE(int(c.settings().regularizer), int(recon::RegularizerKind::Wavelet));
+        QCOMPARE(c.settings().lambda, recon::defaultSparseLambda(recon::RegularizerKind::Wavelet));
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QVERIFY(panel.autoLambdaLabel()->text().isEmpty());
+
+        const quint64 generation = c.generation();
+        QTest::mouseClick(panel.suggestButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(c.generation() > generation && finished(c), kSolveTimeoutMs);
+        QCOMPARE(toString(c.state()), toString(JobState::Completed));
+        QCOMPARE(panel.lambdaField()->text(), QString::number(c.settings().lambda, 'g', 3));
+        const QString label = panel.autoLambdaLabel()->text();
+        QVERIFY2(label.startsWith(QStringLiteral("auto: lambda = ")) && label.contains(QStringLiteral("x m")),
+                 qPrintable(label));
+        QVERIFY(label.contains(c.lambdaRule()));
+        c.setLambda(0.05);
+        QVERIFY(panel.autoLambdaLabel()->text().isEmpty());
     }
 };
 

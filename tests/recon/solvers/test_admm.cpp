@@ -183,6 +183,12 @@ TEST(Admm, TotalVariationBeatsTheBestQuadraticReconstruction) {
     EXPECT_GT(tv_psnr, best_quadratic + 4.0) << "TV " << tv_psnr << " dB, best quadratic " << best_quadratic << " dB";
     ASSERT_EQ(seen.size(), 200u);
     EXPECT_NEAR(seen.back().psnr_db, tv_psnr, 0.01);
+    // The outer step each inner CG iteration belongs to: 5 CG iterations per ADMM step.
+    EXPECT_EQ(seen[0].outer_iteration, 1);
+    EXPECT_EQ(seen[4].outer_iteration, 1);
+    EXPECT_EQ(seen[5].outer_iteration, 2);
+    for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].outer_iteration, seen[i - 1].outer_iteration);
+    EXPECT_GE(seen.back().outer_iteration, 40);
     EXPECT_GT(seen.back().penalty_term, 0);
     EXPECT_LT(seen.back().cost(), seen.front().cost());
 

@@ -1,0 +1,220 @@
+#include "recon/solvers/fista.hpp"
+
+#include <cmath>
+#include <random>
+#include <utility>
+
+#include "recon/core/metrics.hpp"
+
+namespace recon {
+
+struct Fista::Impl {
+    VectorSpace* space = nullptr;
+    LinearOperatorPtr fourier;
+    SparseTerm term;
+    FistaOptions opts;
+    std::size_t n = 0;
+    double data_norm2 = 0, fhd_norm = 0;
+    std::mt19937_64 rng;
+    // x and F^H F x for this iterate and the last; y and F^H F y; the gradient step v; W's scratch.
+    Vector fhd, x, x_prev, ax, ax_prev, y, ay, v, shifted, coeffs;
+    double momentum = 1;  // t_k
+    double data_term = 0, penalty_term = 0, residual = 1;
+    int total = 0, restarts = 0;
+    bool has_truth = false;
+    Vector truth;
+    TruthStats truth_stats;
+    double error_norm2 = 0;
+
+    // x = prox_{t ||W P_s .||_1}(v) = P_s^H W^H soft(W P_s v, t); returns the shift s.
+    std::size_t prox(double threshold) {
+        const std::size_t offset = opts.random_shifts ? std::size_t(rng() % n) : 0;
+        const Vector* in = &v;
+        if (offset != 0) {
+            cyclicShift(*space, v, offset, shifted);
+            in = &shifted;
+        }
+        term.transform->forward(*in, coeffs);
+        space->softThreshold(coeffs, threshold, coeffs);
+        if (offset == 0) {
+            term.transform->adjoint(coeffs, x);
+        } else {
+            term.transform->adjoint(coeffs, shifted);
+            cyclicShift(*space, shifted, n - offset, x);
+        }
+        return offset;
+    }
+
+    // The cost terms (and the error against the truth) of x, from F^H F x: one pass of dots and,
+    // unless `coeffs` already holds W P_s x (after a prox), one wavelet transform; no Fourier work.
+    void evaluate(bool coeffs_hold_wx = false) {
+        std::vector<const Vector*> with{&ax, &fhd, &x};
+        if (has_truth) with.push_back(&truth);
+        const std::vector<cdouble> d = space->dots(x, with);
+        data_term = std::max(0.0, d[0].real() - 2 * d[1].real() + data_norm2);
+        penalty_term = 0;
+        if (term.weight > 0) {
+            if (!coeffs_hold_wx) term.transform->forward(x, coeffs);
+            penalty_term = term.weight * space->norm1(coeffs);
+        }
+        if (has_truth) error_norm2 = std::max(0.0, d[2].real() - 2 * d[3].real() + truth_stats.norm2);
+    }
+
+    // Momentum off: the next step is a plain proximal gradient step from x.
+    void resetMomentum() {
+        space->copy(x, x_prev);
+        space->copy(ax, ax_prev);
+        momentum = 1;
+    }
+};
+
+Fista::Fista(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, SparseTerm term, FistaOptions opts)
+    : impl_(std::make_unique<Impl>()) {
+    if (!fourier) throw InputError("FISTA: no data operator");
+    if (!(opts.lipschitz > 0) || !std::isfinite(opts.lipschitz))
+        throw InputError("FISTA: the bound on ||F^H F|| must be a finite number > 0 (no samples?)");
+    if (!(data_norm2 >= 0) || !std::isfinite(data_norm2)) throw InputError("FISTA: ||d||^2 is not a finite number >= 0");
+    Impl& m = *impl_;
+    m.space = &fourier->space();
+    m.n = fourier->inSize();
+    if (rhs.size() != m.n)
+        throw InputError("FISTA: F^H d has " + std::to_string(rhs.size()) + " values, the image " + std::to_string(m.n));
+    if (!term.transform) throw InputError("FISTA: the term '" + term.name + "' has no transform");
+    if (&term.transform->space() != m.space) throw InputError("FISTA: the term '" + term.name + "' lives on another backend");
+    if (term.transform->inSize() != m.n || term.transform->outSize() != m.n || term.group != 1)
+        throw InputError("FISTA: the term '" + term.name + "' (" + term.transform->name() +
+                         ") is not a square transform with a plain l1 norm; FISTA needs an orthogonal one (wavelets)");
+    if (!(term.weight >= 0) || !std::isfinite(term.weight))
+        throw InputError("FISTA: the weight of '" + term.name + "' is not a finite number >= 0");
+    m.fourier = std::move(fourier);
+    m.term = std::move(term);
+    m.opts = opts;
+    m.data_norm2 = data_norm2;
+    m.rng.seed(opts.seed);
+    VectorSpace& s = *m.space;
+    for (Vector* vec : {&m.fhd, &m.x, &m.x_prev, &m.ax, &m.ax_prev, &m.y, &m.ay, &m.v, &m.shifted, &m.coeffs})
+        *vec = s.make(m.n);
+    s.copy(rhs, m.fhd);
+    m.fhd_norm = std::sqrt(s.norm2(m.fhd));
+    // The prox is exact only for an orthogonal W: check W^H W = I on one vector before trusting it.
+    ComplexArray probe(m.n);
+    std::mt19937 rng(7);
+    std::normal_distribution<double> nd;
+    for (auto& p : probe) p = cdouble(nd(rng), nd(rng));
+    s.upload(probe, m.v);
+    m.term.transform->forward(m.v, m.coeffs);
+    m.term.transform->adjoint(m.coeffs, m.shifted);
+    const double probe2 = s.norm2(m.v), diff2 = s.axpyNorm2(-1.0, m.v, m.shifted);
+    if (!(diff2 <= 1e-6 * probe2))
+        throw InputError("FISTA: the transform of '" + m.term.name + "' (" + m.term.transform->name() + ") is not orthogonal");
+    s.zero(m.v);
+    s.zero(m.shifted);
+    s.zero(m.coeffs);
+    m.evaluate();
+}
+
+Fista::~Fista() = default;
+
+bool Fista::step() {
+    Impl& m = *impl_;
+    VectorSpace& s = *m.space;
+    if (m.fhd_norm == 0) return false;  // d = 0: x = 0 is the minimiser
+    const double lip = m.opts.lipschitz;
+    // y = x + beta (x - x_prev), and F^H F y from the two products already known.
+    const double next = (1 + std::sqrt(1 + 4 * m.momentum * m.momentum)) / 2;
+    const double beta = (m.momentum - 1) / next;
+    m.momentum = next;
+    s.combine({1 + beta, -beta}, {&m.x, &m.x_prev}, m.y);
+    s.combine({1 + beta, -beta}, {&m.ax, &m.ax_prev}, m.ay);
+    // v = y - grad/(2L), grad = 2 (F^H F y - F^H d).
+    s.combine({1.0, -1 / lip, 1 / lip}, {&m.y, &m.ay, &m.fhd}, m.v);
+    const double cost_before = m.data_term + m.penalty_term;
+    std::swap(m.x, m.x_prev);
+    std::swap(m.ax, m.ax_prev);
+    const std::size_t offset = m.prox(m.term.weight / (2 * lip));
+    m.residual = lip * std::sqrt(s.axpyNorm2(-1.0, m.x, m.y)) / m.fhd_norm;  // y is not needed again
+    m.fourier->normal(m.x, m.ax);
+    m.evaluate(offset == 0);  // unshifted, the prox's coefficients are W x
+    ++m.total;
+    if (m.opts.restart && m.data_term + m.penalty_term > cost_before) {
+        m.momentum = 1;  // the next y is x itself
+        ++m.restarts;
+    }
+    return true;
+}
+
+IterationRecord Fista::record() const {
+    const Impl& m = *impl_;
+    IterationRecord r;
+    r.iteration = m.total;
+    r.residual = m.total == 0 ? 1.0 : m.residual;
+    r.data_term = m.data_term;
+    r.penalty_term = m.penalty_term;
+    if (m.has_truth) {
+        const Quality q = qualityFromErrorNorm(m.error_norm2, m.truth_stats.norm2, m.truth_stats.max_abs, m.n);
+        r.has_truth = true;
+        r.error_percent = q.error_percent;
+        r.psnr_db = q.psnr_db;
+    }
+    return r;
+}
+
+void Fista::image(ComplexArray& out) const { impl_->space->download(impl_->x, out); }
+const Vector& Fista::solution() const { return impl_->x; }
+double Fista::weight() const { return impl_->term.weight; }
+double Fista::stepSize() const { return 1 / (2 * impl_->opts.lipschitz); }
+int Fista::restarts() const { return impl_->restarts; }
+
+void Fista::setWeight(double weight) {
+    if (!(weight >= 0) || !std::isfinite(weight)) throw InputError("FISTA: a weight must be a finite number >= 0");
+    Impl& m = *impl_;
+    m.term.weight = weight;
+    m.resetMomentum();
+    m.evaluate();
+}
+
+void Fista::setInitial(const ComplexArray& x0) {
+    Impl& m = *impl_;
+    if (x0.size() != m.n)
+        throw InputError("FISTA: the starting image has " + std::to_string(x0.size()) + " values, not " + std::to_string(m.n));
+    m.space->upload(x0, m.x);
+    m.fourier->normal(m.x, m.ax);
+    m.resetMomentum();
+    m.evaluate();
+}
+
+void Fista::setTruth(const ComplexArray& truth) {
+    Impl& m = *impl_;
+    if (truth.size() != m.n) throw InputError("FISTA: the truth image does not match the grid");
+    m.truth = m.space->fromHost(truth);
+    m.truth_stats = truthStats(truth);
+    m.has_truth = true;
+    m.evaluate();
+}
+
+double estimateNormalNorm(const LinearOperator& a, int iterations, double margin, const Progress& progress) {
+    if (iterations < 1) throw InputError("power iteration: at least one iteration");
+    if (!(margin >= 1) || !std::isfinite(margin)) throw InputError("power iteration: the margin must be a finite number >= 1");
+    VectorSpace& s = a.space();
+    const std::size_t n = a.inSize();
+    ComplexArray start(n);
+    std::mt19937 rng(11);
+    std::normal_distribution<double> nd;
+    for (auto& v : start) v = cdouble(nd(rng), nd(rng));
+    Vector x = s.fromHost(start), ax = s.make(n);
+    s.scale(1 / std::sqrt(s.norm2(x)), x);
+    double eigenvalue = 0;
+    for (int i = 0; i < iterations; ++i) {
+        a.normal(x, ax);
+        eigenvalue = s.dot(x, ax).real();  // Rayleigh quotient of the unit vector x
+        const double norm = std::sqrt(s.norm2(ax));
+        if (!(norm > 0)) return 0;  // A = 0
+        if (!std::isfinite(norm)) throw NumericalError("power iteration: ||A^H A x|| is not a finite number");
+        std::swap(x, ax);
+        s.scale(1 / norm, x);
+        progress.update(double(i + 1) / iterations);
+    }
+    return eigenvalue * margin;
+}
+
+}  // namespace recon

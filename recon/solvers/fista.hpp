@@ -1,0 +1,77 @@
+// FISTA (Beck & Teboulle 2009) for min_x ||F x - d||^2 + w ||W x||_1 with W orthogonal
+// (W^H W = W W^H = I: the wavelet prior), whose prox is exact:
+//   prox_{t ||W .||_1}(v) = W^H soft(W v, t).
+// Step 1 / (2 L), L >= ||F^H F|| (estimateNormalNorm: power iteration on F's fast normal).
+//
+// One step() is one application of F^H F (the Toeplitz product), the unit of progress that a
+// CG iteration is: the gradient at the extrapolated point y = x + beta (x - x_prev) is combined
+// from F^H F x and F^H F x_prev, which the previous steps computed, so the cost of every
+// iterate in the records comes with no extra Fourier work.
+//
+// Random shifts (BART's trick against blocking): each step shifts the image cyclically by a
+// random offset before the wavelet transform and back after it (cyclicShift, a permutation), so
+// each step's prox stays exact for W P_s, and the wavelet grid's block edges fall elsewhere every
+// time. The shifted problem changes per step, so the iterates then no longer converge to the
+// minimiser of one fixed cost; with shifts off they do (the tests' setting). The records' cost
+// (and the restart test) is always that of the unshifted grid, ||W x||_1: one comparable number.
+// (Using the step's shifted penalty instead made the restarts fire on the shift's noise: -4 dB
+// after 200 steps on radial-2d.)
+// Measured on radial-2d (128^2, 96 spokes, lambda 0.1): Haar with shifts 32.3 dB after 400 steps,
+// without 28.9 dB (its minimiser; ADMM 29.3 dB): the blocks of a fixed grid cost 3 dB.
+//
+// Momentum restarts when the cost rises (O'Donoghue & Candes 2015, function restart), which
+// keeps the iteration from oscillating around the minimiser.
+//
+// The records' `residual` is the gradient mapping's size relative to F^H d,
+// L ||x_new - y|| / ||F^H d||: CG's relative residual ||F^H d - F^H F x|| / ||F^H d|| when w = 0.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "recon/core/errors.hpp"
+#include "recon/linop/linear_operator.hpp"
+#include "recon/priors/priors.hpp"
+#include "recon/solvers/runner.hpp"
+
+namespace recon {
+
+struct FistaOptions {
+    double lipschitz = 0;          // an upper bound on ||F^H F|| (the largest eigenvalue); required
+    bool random_shifts = true;     // shift W's grid by a random cyclic offset every step
+    std::uint64_t seed = 1;        // of the shifts: the same seed gives the same image
+    bool restart = true;           // momentum restart when the cost rises
+};
+
+class Fista final : public IterativeAlgorithm {
+public:
+    // `fourier` F (its normal the fast one), `rhs` = F^H d on F's backend, `data_norm2` = ||d||^2;
+    // `term`: group 1 and an orthogonal square transform (InputError otherwise).
+    Fista(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, SparseTerm term, FistaOptions opts);
+    ~Fista() override;
+
+    bool step() override;
+    IterationRecord record() const override;
+    void image(ComplexArray& out) const override;
+
+    const Vector& solution() const;
+    // The term's weight (lambda s); the iteration continues from the current x with its momentum
+    // reset (the lambda-tuning path's warm start).
+    void setWeight(double weight);
+    double weight() const;
+    double stepSize() const;                  // 1 / (2 L)
+    void setInitial(const ComplexArray& x0);  // start from x0, momentum reset
+    void setTruth(const ComplexArray& truth);
+    int restarts() const;                     // momentum restarts so far
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// The largest eigenvalue of A^H A (A's normal, e.g. the Toeplitz product), by `iterations` power
+// iterations from a fixed pseudo-random start, times `margin` (power iteration approaches the
+// eigenvalue from below). Reports to `progress` and honours its cancel.
+double estimateNormalNorm(const LinearOperator& a, int iterations = 30, double margin = 1.05, const Progress& progress = {});
+
+}  // namespace recon
