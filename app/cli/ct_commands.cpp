@@ -69,7 +69,13 @@ std::shared_ptr<Backend> ctBackend(const Arguments& a, bool quiet) {
 CtSolveOptions ctSolveOptions(const Arguments& a) {
     CtSolveOptions o;
     o.iterative.prior = parseRegularizer(a.get("regularizer", "fd"));
-    o.iterative.lambda = a.numberIn("lambda", ct::defaultLambda(o.iterative.prior), 0, 1e6);
+    // A demo case's λ is tuned for the finite-difference prior; anything else starts from the prior's default.
+    double default_lambda = ct::defaultLambda(o.iterative.prior);
+    if (a.has("case") && o.iterative.prior == RegularizerKind::FiniteDifference && ct::isCtCase(a.get("case"))) {
+        const double tuned = ct::ctDemoCase(a.get("case")).fd_lambda;
+        if (tuned > 0) default_lambda = tuned;
+    }
+    o.iterative.lambda = a.numberIn("lambda", default_lambda, 0, 1e6);
     o.iterations = a.integerIn("iterations", 60, 0, 100000);
     o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.weighted = !a.flag("unweighted");

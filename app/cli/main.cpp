@@ -108,7 +108,8 @@ CT (cone-beam and fan-beam; docs/CONVENTIONS.md "Cone-beam CT"):
   recon|compare --case ct-... | --input SCAN.h5: FDK and iterative weighted least squares
   --window W             FDK's ramp window: ram-lak (default) | shepp-logan | cosine | hamming | hann
   --regularizer R        CT: fd (default) | tikhonov (CG) | tv (ADMM); --lambda multiplies
-                         s = trace(A^T W A)/voxels (defaults: fd 0.1, tikhonov 0.001, tv 0.0002 /mm)
+                         s = trace(A^T W A)/voxels (defaults: fd 0.1 (a case's own when tuned),
+                         tikhonov 0.001, tv 0.0002 /mm)
   --unweighted           W = I even when the scan has counts (default: W = counts)
   --only M               (recon) fdk | iterative (default: both)
   --fdk-output FILE      (recon) the FDK volume (.nii[.gz] real part in 1/mm, .h5, .cfl, .png)

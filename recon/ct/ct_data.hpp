@@ -32,6 +32,7 @@ struct CtCase {
     double photons = 0;     // 0: noiseless
     std::uint64_t seed = 1;
     int subpixels = 3;      // rays per pixel side for the analytic line integrals
+    double fd_lambda = 0;   // the finite-difference λ tuned for this case (0: ct::defaultLambda's)
 };
 
 std::vector<CtCase> ctDemoCases();

@@ -118,66 +118,80 @@ std::vector<double> fdk(const CtGeometry& geometry, const std::vector<double>& p
     const FftPlan<double> backward({size, 1, 1}, 1, FftDirection::Backward);
     const double step = full ? 0.5 * fullScanStep(beam) : angularSpan(beam) / double(beam.views() - 1);
 
-    std::vector<double> volume(vol.voxels(), 0.0), filtered(std::size_t(nu) * nv);
+    // Views go in blocks: each view of a block is filtered (progress and cancel per view), then
+    // the block is backprojected with threads over voxel rows and the block's views inside,
+    // so the threads meet once per block rather than once per view.
+    constexpr std::size_t kBlock = 32;
+    const std::size_t per_view = std::size_t(nu) * nv;
+    std::vector<double> volume(vol.voxels(), 0.0), filtered(kBlock * per_view);
     std::vector<std::complex<double>> buffer(size);
     const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-    for (std::size_t view = 0; view < beam.views(); ++view) {
-        const double* p = projections.data() + view * std::size_t(nu) * nv;
-        // Weighted rows, two at a time (one as the real part, one as the imaginary): the filter
-        // is real and even, so the two filtered rows come back apart.
-        auto weighted = [&](int iv, int iu) {
-            const double u = beam.pixelU(iu), v = planar ? 0.0 : beam.pixelV(iv);
-            double w = dsd / std::sqrt(dsd * dsd + u * u + v * v);
-            if (!full) w *= parkerWeight(beam, view, u);
-            return w * p[std::size_t(iv) * nu + iu];
-        };
-        for (int iv = 0; iv < nv; iv += 2) {
-            const bool pair = iv + 1 < nv;
-            std::fill(buffer.begin(), buffer.end(), 0.0);
-            for (int iu = 0; iu < nu; ++iu) buffer[iu] = {weighted(iv, iu), pair ? weighted(iv + 1, iu) : 0.0};
-            forward.execute(buffer.data());
-            for (int k = 0; k < size; ++k) buffer[k] *= filter[k] / size;
-            backward.execute(buffer.data());
-            for (int iu = 0; iu < nu; ++iu) {
-                filtered[std::size_t(iv) * nu + iu] = buffer[iu].real();
-                if (pair) filtered[std::size_t(iv + 1) * nu + iu] = buffer[iu].imag();
+    const int nx = vol.size[0], ny = vol.size[1], nz = vol.size[2];
+    const double u_first = beam.pixelU(0), v_first = beam.pixelV(0);
+    for (std::size_t block = 0; block < beam.views(); block += kBlock) {
+        const std::size_t count = std::min(kBlock, beam.views() - block);
+        for (std::size_t b = 0; b < count; ++b) {
+            const std::size_t view = block + b;
+            const double* p = projections.data() + view * per_view;
+            double* q = filtered.data() + b * per_view;
+            // Weighted rows, two at a time (one as the real part, one as the imaginary): the
+            // filter is real and even, so the two filtered rows come back apart.
+            auto weighted = [&](int iv, int iu) {
+                const double u = beam.pixelU(iu), v = planar ? 0.0 : beam.pixelV(iv);
+                double w = dsd / std::sqrt(dsd * dsd + u * u + v * v);
+                if (!full) w *= parkerWeight(beam, view, u);
+                return w * p[std::size_t(iv) * nu + iu];
+            };
+            for (int iv = 0; iv < nv; iv += 2) {
+                const bool pair = iv + 1 < nv;
+                std::fill(buffer.begin(), buffer.end(), 0.0);
+                for (int iu = 0; iu < nu; ++iu) buffer[iu] = {weighted(iv, iu), pair ? weighted(iv + 1, iu) : 0.0};
+                forward.execute(buffer.data());
+                for (int k = 0; k < size; ++k) buffer[k] *= filter[k] / size;
+                backward.execute(buffer.data());
+                for (int iu = 0; iu < nu; ++iu) {
+                    q[std::size_t(iv) * nu + iu] = buffer[iu].real();
+                    if (pair) q[std::size_t(iv + 1) * nu + iu] = buffer[iu].imag();
+                }
             }
+            progress.update(double(view) / beam.views());
         }
-        // Voxel-driven backprojection.
-        const double c = std::cos(beam.angles_rad[view]), s = std::sin(beam.angles_rad[view]);
-        const double u_first = beam.pixelU(0), v_first = beam.pixelV(0);
-        const int nx = vol.size[0], ny = vol.size[1], nz = vol.size[2];
+        // Voxel-driven backprojection of the block.
 #pragma omp parallel for schedule(static) collapse(2) num_threads(threads)
         for (int k = 0; k < nz; ++k)
             for (int j = 0; j < ny; ++j) {
                 const double y = vol.centre(1, j), z = vol.centre(2, k);
                 double* row = volume.data() + (std::size_t(k) * ny + j) * nx;
-                for (int i = 0; i < nx; ++i) {
-                    const double x = vol.centre(0, i);
-                    const double distance = dso - (x * c + y * s);  // L, along the central ray
-                    const double magnification = dsd / distance;
-                    const double fu = ((-x * s + y * c) * magnification - u_first) / beam.pixel_u_mm;
-                    if (fu < 0 || fu > nu - 1) continue;
-                    const int iu = std::min(int(fu), nu - 2 < 0 ? 0 : nu - 2);
-                    const double au = fu - iu;
-                    double value;
-                    if (planar || nv == 1) {
-                        const double* q = filtered.data();
-                        value = nu == 1 ? q[0] : (1 - au) * q[iu] + au * q[iu + 1];
-                    } else {
-                        const double fv = (z * magnification - v_first) / beam.pixel_v_mm;
-                        if (fv < 0 || fv > nv - 1) continue;
-                        const int iv = std::min(int(fv), nv - 2);
-                        const double av = fv - iv;
-                        const double* q0 = filtered.data() + std::size_t(iv) * nu;
-                        const double* q1 = q0 + nu;
-                        value = (1 - av) * ((1 - au) * q0[iu] + au * q0[iu + 1]) + av * ((1 - au) * q1[iu] + au * q1[iu + 1]);
+                for (std::size_t b = 0; b < count; ++b) {
+                    const double c = std::cos(beam.angles_rad[block + b]), s = std::sin(beam.angles_rad[block + b]);
+                    const double* q0_view = filtered.data() + b * per_view;
+                    for (int i = 0; i < nx; ++i) {
+                        const double x = vol.centre(0, i);
+                        const double distance = dso - (x * c + y * s);  // L, along the central ray
+                        const double magnification = dsd / distance;
+                        const double fu = ((-x * s + y * c) * magnification - u_first) / beam.pixel_u_mm;
+                        if (fu < 0 || fu > nu - 1) continue;
+                        const int iu = std::min(int(fu), std::max(0, nu - 2));
+                        const double au = fu - iu;
+                        double value;
+                        if (planar || nv == 1) {
+                            value = nu == 1 ? q0_view[0] : (1 - au) * q0_view[iu] + au * q0_view[iu + 1];
+                        } else {
+                            const double fv = (z * magnification - v_first) / beam.pixel_v_mm;
+                            if (fv < 0 || fv > nv - 1) continue;
+                            const int iv = std::min(int(fv), nv - 2);
+                            const double av = fv - iv;
+                            const double* q0 = q0_view + std::size_t(iv) * nu;
+                            const double* q1 = q0 + nu;
+                            value = (1 - av) * ((1 - au) * q0[iu] + au * q0[iu + 1]) +
+                                    av * ((1 - au) * q1[iu] + au * q1[iu + 1]);
+                        }
+                        const double w = dso / distance;
+                        row[i] += step * w * w * value;
                     }
-                    const double w = dso / distance;
-                    row[i] += step * w * w * value;
                 }
             }
-        progress.update(double(view + 1) / beam.views());
+        progress.update(double(block + count) / beam.views());
     }
     return volume;
 }
