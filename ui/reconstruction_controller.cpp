@@ -97,10 +97,11 @@ void ReconstructionController::openDemo(const QString& name, bool use_case_tunin
     // A demo case comes with the lambda and regulariser it was tuned for
     // (recon/session/demo_cases.cpp); an unknown name is reported by the load itself.
     if (use_case_tuning && recon::ct::isCtCase(name.toStdString())) {
-        // CT cases share one tuning: finite differences at the engine's measured default λ.
+        // A CT case is tuned for finite differences: its own λ, else the engine's measured default (as the CLI).
         ReconSettings s = settings_;
         s.regularizer = recon::RegularizerKind::FiniteDifference;
-        s.lambda = recon::ct::defaultLambda(s.regularizer);
+        const double tuned = recon::ct::ctDemoCase(name.toStdString()).fd_lambda;
+        s.lambda = tuned > 0 ? tuned : recon::ct::defaultLambda(s.regularizer);
         if (!(s == settings_)) {
             settings_ = s;
             emit settingsChanged(s);

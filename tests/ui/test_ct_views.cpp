@@ -281,10 +281,12 @@ private slots:
         const QString volume = p->field(QStringLiteral("Volume"));
         QVERIFY2(volume.contains(QStringLiteral("128 x 128 x 1 voxels of 2 x 2 x 2 mm")), qPrintable(volume));
         const QString photons = p->field(QStringLiteral("Photons"));
-        QVERIFY2(photons.contains(QStringLiteral("10000 per pixel")), qPrintable(photons));
+        const double i0 = recon::ct::ctDemoCase("ct-2d-lowdose").photons;
+        QVERIFY2(photons.contains(QStringLiteral("%1 per pixel").arg(i0)), qPrintable(photons));
+        const double tuned = recon::ct::ctDemoCase("ct-2d-lowdose").fd_lambda;
+        QCOMPARE(w.controller()->settings().lambda, tuned > 0 ? tuned : recon::ct::defaultLambda(recon::RegularizerKind::FiniteDifference));
         QVERIFY(p->field(QStringLiteral("lambda scale")).contains(QStringLiteral("trace(A^T W A)")));
-        QVERIFY(p->field(QStringLiteral("Samples")).contains(QStringLiteral("69,120 projection values")) ||
-                p->field(QStringLiteral("Samples")).contains(QStringLiteral("69120 projection values")));
+        QVERIFY(p->field(QStringLiteral("Samples")).contains(QStringLiteral("69120 projection values (360 views x 192 pixels)")));
         qInfo("data panel: %s | %s | %s | %s | %s", qPrintable(geometry), qPrintable(detector), qPrintable(views),
               qPrintable(volume), qPrintable(photons));
 
