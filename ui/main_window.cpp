@@ -597,6 +597,10 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
         const recon::Grid& grid = controller_->summary().grid;
         const QFileInfo info(path);
         const QString suffix = info.completeSuffix().toLower();
+        const bool ct = controller_->modality() == Modality::Ct;
+        if ((suffix == QLatin1String("h5") || suffix == QLatin1String("hdf5")) && ct)
+            throw recon::InputError("the HDF5 reconstruction record holds MR results; save CT images as NIfTI "
+                                    "(.nii, .nii.gz: the signed attenuation in 1/mm) or PNG");
         if (suffix == QLatin1String("h5") || suffix == QLatin1String("hdf5")) {
             // One HDF5 file keeps every image with how it was made.
             recon::ReconstructionRecord rec;
@@ -629,7 +633,9 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             opts.slice = model_->slice();
             opts.slice_axis = planeAxes(model_->orientation()).normal;
             opts.description = controller_->layers().title(l).toStdString();
-            const QString file = base + '_' + layerKey(l) + '.' + suffix;
+            opts.real_part = ct;  // CT: attenuation in 1/mm, signed (as reconstudio-cli recon --case ct-...)
+            const QString key = ct && l == Layer::GriddingKaiserBessel ? QStringLiteral("fdk") : layerKey(l);
+            const QString file = base + '_' + key + '.' + suffix;
             refuseSavingOverInput(file, controller_->summary());
             recon::writeImage(file.toStdString(), grid, *image->volume.data, opts);
             ++written;
@@ -645,6 +651,9 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
 
 bool MainWindow::exportDicom(const QString& directory, QString* error) {
     try {
+        if (controller_->modality() == Modality::Ct)
+            throw recon::InputError("DICOM export writes MR Image series; CT images are saved as NIfTI or PNG "
+                                    "(File > Save Images)");
         const auto& pin = pin_panel_->pin()->snapshot();
         recon::writeDicomSeries(directory.toStdString(), dicomExportFor(*controller_, pin ? &*pin : nullptr));
         confirmSaved(directory);

@@ -4,6 +4,7 @@
 // projections of one detector row; the data panel names the geometry. Also writes
 // build/screenshots/ct-*.png (docs/GUI.md, README).
 #include <QDir>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -309,6 +310,20 @@ private slots:
         const double iterative = w.controller()->layers().get(Layer::Iterative)->quality->psnr_db;
         qInfo("ct-2d-sparse, 40 CG iterations: FDK %.2f dB, Iterative (WLS) %.2f dB", fdk, iterative);
         QVERIFY(iterative > fdk);
+
+        // File ▸ Save Images: NAME_truth, NAME_fdk, NAME_iterative (NIfTI with the signed values);
+        // the MR-only HDF5 record is refused with a reason.
+        QTemporaryDir out;
+        QString error;
+        QVERIFY2(w.saveImages(out.filePath(QStringLiteral("ct.nii")), &error), qPrintable(error));
+        for (const char* key : {"truth", "fdk", "iterative"})
+            QVERIFY2(QFileInfo::exists(out.filePath(QStringLiteral("ct_%1.nii").arg(QLatin1String(key)))), key);
+        QVERIFY(!QFileInfo::exists(out.filePath(QStringLiteral("ct_gridding-kb.nii"))));
+        QVERIFY(!w.saveImages(out.filePath(QStringLiteral("ct.h5")), &error));
+        QVERIFY2(error.contains(QStringLiteral("NIfTI")), qPrintable(error));
+        QVERIFY(!w.exportDicom(out.filePath(QStringLiteral("dcm")), &error));
+        QVERIFY2(error.contains(QStringLiteral("MR Image series")), qPrintable(error));
+        QVERIFY(!QFileInfo::exists(out.filePath(QStringLiteral("dcm"))));
 
         QTest::qWait(150);
         QVERIFY(w.grab().save(QStringLiteral(RECONSTUDIO_GUI_SCREENSHOT_DIR "/ct-workstation.png")));
