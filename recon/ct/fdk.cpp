@@ -175,6 +175,8 @@ std::vector<double> fdk(const CtGeometry& geometry, const std::vector<double>& p
                         const double au = fu - iu;
                         double value;
                         if (planar || nv == 1) {
+                            // One row: a slice's voxels see it only within the row's height.
+                            if (!planar && std::abs(z * magnification - v_first) > 0.5 * beam.pixel_v_mm) continue;
                             value = nu == 1 ? q0_view[0] : (1 - au) * q0_view[iu] + au * q0_view[iu + 1];
                         } else {
                             const double fv = (z * magnification - v_first) / beam.pixel_v_mm;

@@ -102,6 +102,23 @@ TEST(CtFdk, ConeBeamSheppLoganCentralSliceIsWithinStatedError) {
     EXPECT_LT(q.error_percent, 25.0);
 }
 
+// One detector row on a volume of several slices: only the slice the row's fan crosses is
+// reconstructed; the others stay empty instead of receiving the row smeared along z.
+TEST(CtFdk, OneRowReachesOnlyTheSliceItCrosses) {
+    CtGeometry g = test::coneBeam(40, 60, 1, 180);
+    g.volume.size = {40, 40, 3};
+    const CtPhantom ball = CtPhantom::ball(3, {0, 0, 0}, 10, 0.02);
+    const std::vector<double> image = fdk(g, ball.project(g, 3));
+    const std::size_t slice = std::size_t(40) * 40;
+    double outside = 0;
+    for (std::size_t i = 0; i < slice; ++i) outside = std::max({outside, std::abs(image[i]), std::abs(image[2 * slice + i])});
+    EXPECT_EQ(outside, 0.0);
+    const std::vector<double> middle(image.begin() + slice, image.begin() + 2 * slice);
+    CtGeometry plane = g;
+    plane.volume.size = {40, 40, 1};
+    EXPECT_NEAR(centralMean(plane, middle, 6), 0.02, 0.01 * 0.02);
+}
+
 TEST(CtFdk, CancelStopsBetweenViewsAndBadInputIsNamed) {
     const CtGeometry g = test::fanBeam(32, 48, 20);
     std::atomic<bool> cancel{false};
