@@ -145,8 +145,15 @@ int main(int argc, char** argv) {
                 throw recon::InputError("--size: expected WIDTHxHEIGHT such as 1366x768, got '" +
                                         parser.value(options.size).toStdString() + "'");
         }
-        if (parser.isSet(options.demo) && !recon::ct::isCtCase(parser.value(options.demo).toStdString()))
-            recon::demoCase(parser.value(options.demo).toStdString());  // names the valid ones (CT cases: ct-*)
+        if (parser.isSet(options.demo) && !recon::ct::isCtCase(parser.value(options.demo).toStdString())) {
+            try {
+                recon::demoCase(parser.value(options.demo).toStdString());  // names the valid MR ones
+            } catch (const recon::InputError& e) {
+                std::string ct;
+                for (const recon::ct::CtCase& c : recon::ct::ctDemoCases()) ct += (ct.empty() ? "" : ", ") + c.name;
+                throw recon::InputError(std::string(e.what()) + "; CT: " + ct);
+            }
+        }
         if (parser.positionalArguments().size() > 1) throw recon::InputError("give at most one file to open");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "reconstudio: %s\n", e.what());
