@@ -164,6 +164,16 @@ private slots:
         QVERIFY(c.state() == JobState::Cancelled);
         QVERIFY(c.layers().has(Layer::Iterative));
         QVERIFY(c.totalIterations() < 2000);
+        // A prior CT has no use for is refused with the engine's reason; FDK stays shown.
+        ReconSettings s = c.settings();
+        s.iterations = 3;
+        s.regularizer = recon::RegularizerKind::AnatomicalFiniteDifference;
+        c.setSettings(s);
+        c.reconstruct();
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QVERIFY(c.state() == JobState::Failed);
+        QVERIFY2(c.lastError().contains(QStringLiteral("not available")), qPrintable(c.lastError()));
+        QVERIFY(c.layers().has(Layer::GriddingKaiserBessel));
     }
 
     // File ▸ Open on a CT HDF5 file takes the CT path.
