@@ -36,6 +36,15 @@ ComparisonGrid::ComparisonGrid(ImageLayers* layers, SliceViewModel* model, QWidg
     grid->addWidget(corner, 1, 0);
     for (int i = 0; i < 4; ++i) grid->setColumnStretch(i, 1);
     for (int i = 0; i < 2; ++i) grid->setRowStretch(i, 1);
+    // CT shows truth, FDK, iterative and their differences: the trilinear column goes.
+    auto follow = [this, layers, grid] {
+        const bool ct = layers->modality() == Modality::Ct;
+        grid->setColumnStretch(1, ct ? 0 : 1);
+        views_[Layer::GriddingTrilinear]->setVisible(!ct);
+        views_[Layer::DifferenceTrilinear]->setVisible(!ct);
+    };
+    connect(layers, &ImageLayers::layersReset, this, follow);
+    follow();
 }
 
 }  // namespace studio

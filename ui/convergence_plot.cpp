@@ -3,6 +3,7 @@
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLegend>
+#include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QLogValueAxis>
 #include <QtCharts/QValueAxis>
@@ -233,6 +234,19 @@ void ConvergencePlot::setFloor(const recon::Quality& q) {
     psnr_max_ = std::max(psnr_max_, q.psnr_db);
     updateReferenceLines();
     updateQualityAxes();
+}
+
+void ConvergencePlot::setFloorName(const QString& name) { nameSeries(series_["ref-floor"], name); }
+
+void ConvergencePlot::setReferenceName(Layer gridding, const QString& name) {
+    nameSeries(series_["ref-" + layerKey(gridding)], name);
+}
+
+void ConvergencePlot::nameSeries(QLineSeries* s, const QString& name) {
+    if (!s) return;
+    s->setName(name);
+    if (s->chart())  // an unnamed line is left out of the legend
+        for (QLegendMarker* m : s->chart()->legend()->markers(s)) m->setVisible(!name.isEmpty());
 }
 
 void ConvergencePlot::clearReferences() {

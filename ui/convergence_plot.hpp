@@ -39,6 +39,9 @@ public:
     // The Cartesian (Gibbs) floor's PSNR, drawn as a dotted line.
     void setFloor(const recon::Quality& q);
     void clearReferences();
+    // The legend name of a reference line (CT names Kaiser-Bessel's "FDK").
+    void setReferenceName(Layer gridding, const QString& name);
+    void setFloorName(const QString& name);  // empty: left out of the legend (CT has no floor)
     // Hands the points gathered since the last flush to the charts; runs at most
     // every kFlushMs by itself. Qt Charts re-lays a series out at every append,
     // which a fast solve (thousands of iterations a second) would turn into a stall.
@@ -56,6 +59,7 @@ public:
     QList<QChart*> charts() const;
 
 private:
+    static void nameSeries(QLineSeries* s, const QString& name);  // empty: out of the legend
     QLineSeries* makeSeries(QChart* chart, const QString& key, const QString& name, QColor colour,
                             bool dashed = false);
     void updateReferenceLines();

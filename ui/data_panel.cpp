@@ -5,6 +5,7 @@
 #include <QLocale>
 
 #include "recon/core/errors.hpp"
+#include "recon/ct/fdk.hpp"
 #include "ui/reconstruction_controller.hpp"
 
 namespace studio {
@@ -29,10 +30,19 @@ DataPanel::DataPanel(ReconstructionController* controller, QWidget* parent)
     add(tr("Basis phi"), tr("The Fourier transform of the voxel basis function in the forward model."));
     add(tr("lambda scale"), tr("The penalty is lambda * s * ||W rho||^2 with s = Q(0), the mean eigenvalue of "
                                "F^H F, so one lambda means the same trade-off on any data set."));
+    // CT scans (shown instead of the trajectory, coils, k units and basis).
+    add(tr("Geometry"), tr("Circular orbit, flat detector: source-isocentre D_so and source-detector D_sd "
+                           "distances (docs/CONVENTIONS.md, \"Cone-beam CT\")."));
+    add(tr("Detector"), tr("Columns (u) x rows (v), pixel pitch and offsets."));
+    add(tr("Views"), tr("Projection angles and the range the source covers (full or short scan)."));
+    add(tr("Volume"), tr("Reconstructed voxels and their size."));
+    add(tr("Photons"), tr("Incident photons per detector pixel of a low-dose scan (Poisson noise); "
+                          "the counts are the weights W of the iterative solve."));
     form_->setRowStretch(form_->rowCount(), 1);  // rows packed at the top
     connect(controller_, &ReconstructionController::datasetChanged, this, &DataPanel::refresh);
     connect(controller_, &ReconstructionController::backendChanged, this, &DataPanel::refresh);
     connect(controller_, &ReconstructionController::settingsChanged, this, &DataPanel::refresh);
+    connect(controller_, &ReconstructionController::jobFinished, this, &DataPanel::refresh);  // CT's s
     refresh();
 }
 
@@ -47,6 +57,7 @@ QLabel* DataPanel::add(const QString& name, const QString& tooltip) {
     form_->addWidget(label, row, 0, Qt::AlignRight | Qt::AlignTop);
     form_->addWidget(value, row, 1);
     fields_[name] = value;
+    labels_[name] = label;
     return value;
 }
 
@@ -59,6 +70,11 @@ void DataPanel::refresh() {
     const BackendReport& b = controller_->backend();
     fields_[tr("Device")]->setText(b.description.isEmpty() ? tr("(chosen at the first run)") : b.description);
     fields_[tr("Device")]->setToolTip(b.note);
+    showRows(controller_->modality() == Modality::Ct);
+    if (controller_->modality() == Modality::Ct) {
+        refreshCt();
+        return;
+    }
     if (!controller_->hasDataset()) {
         for (const QString& f : {tr("Data set"), tr("Source"), tr("Matrix"), tr("Samples"), tr("Trajectory"),
                                  tr("Coils"), tr("Also has"), tr("Memory needed"), tr("k units"), tr("Basis phi"),
@@ -95,6 +111,68 @@ void DataPanel::refresh() {
     fields_[tr("Basis phi")]->setText(s.basis == QLatin1String("point") ? tr("point samples: phi = 1")
                                                                         : tr("box voxel: phi(k) = prod sinc(k/N)"));
     fields_[tr("lambda scale")]->setText(tr("s = Q(0) = sum |phi|^2 = %1").arg(s.lambda_scale, 0, 'g', 5));
+}
+
+void DataPanel::showRows(bool ct) {
+    const QStringList mr_only{tr("Trajectory"), tr("Coils"), tr("Memory needed"), tr("k units"), tr("Basis phi")};
+    const QStringList ct_only{tr("Geometry"), tr("Detector"), tr("Views"), tr("Volume"), tr("Photons")};
+    for (const QString& f : mr_only) {
+        fields_[f]->setVisible(!ct);
+        labels_[f]->setVisible(!ct);
+    }
+    for (const QString& f : ct_only) {
+        fields_[f]->setVisible(ct);
+        labels_[f]->setVisible(ct);
+    }
+}
+
+void DataPanel::refreshCt() {
+    const DatasetSummary& s = controller_->summary();
+    const recon::ct::CtGeometry& g = s.ct_geometry;
+    const QLocale locale = QLocale::c();
+    auto mm = [](double v) { return QString::number(v, 'g', 4); };
+    fields_[tr("Data set")]->setText(s.name);
+    fields_[tr("Source")]->setText(s.origin.isEmpty() ? s.source : s.origin + QStringLiteral("\n") + s.source);
+    fields_[tr("Matrix")]->setText(QStringLiteral("%1 (%2D), FOV %3 mm")
+                                       .arg(QString::fromStdString(s.grid.describe()))
+                                       .arg(s.grid.dims)
+                                       .arg(s.grid.fov_mm[0], 0, 'g', 4));
+    fields_[tr("Samples")]->setText(tr("%1 projection values (%2 views x %3 pixels)")
+                                        .arg(locale.toString(s.samples))
+                                        .arg(s.readouts)
+                                        .arg(s.readout_length));
+    fields_[tr("Geometry")]->setText(tr("%1, D_so %2 mm, D_sd %3 mm, magnification %4")
+                                         .arg(s.trajectory_kind, mm(g.beam.source_to_isocentre_mm),
+                                              mm(g.beam.source_to_detector_mm),
+                                              QString::number(g.beam.source_to_detector_mm / g.beam.source_to_isocentre_mm, 'g', 4)));
+    QString detector = tr("%1 x %2 pixels of %3 x %4 mm")
+                           .arg(g.beam.detector_columns)
+                           .arg(g.beam.detector_rows)
+                           .arg(mm(g.beam.pixel_u_mm), mm(g.beam.pixel_v_mm));
+    if (g.beam.offset_u_mm != 0 || g.beam.offset_v_mm != 0)
+        detector += tr(", offset (%1, %2) mm").arg(mm(g.beam.offset_u_mm), mm(g.beam.offset_v_mm));
+    fields_[tr("Detector")]->setText(detector);
+    const auto& angles = g.beam.angles_rad;
+    const double step = angles.size() > 1 ? (angles.back() - angles.front()) / double(angles.size() - 1) : 0;
+    // A full scan covers views x step (the last view is one step short of 360 deg); a short scan its first to last.
+    const bool full = recon::ct::fullScan(g.beam);
+    const double range_deg = (full ? step * double(angles.size()) : angles.back() - angles.front()) * 180.0 / 3.14159265358979;
+    fields_[tr("Views")]->setText(tr("%1 over %2 deg (%3), from %4 deg")
+                                      .arg(angles.size())
+                                      .arg(QString::number(range_deg, 'f', 1))
+                                      .arg(full ? tr("full scan") : tr("short scan, Parker weights"))
+                                      .arg(QString::number(angles.empty() ? 0.0 : angles.front() * 180.0 / 3.14159265358979, 'f', 1)));
+    fields_[tr("Volume")]->setText(tr("%1 x %2 x %3 voxels of %4 x %5 x %6 mm")
+                                       .arg(g.volume.size[0])
+                                       .arg(g.volume.size[1])
+                                       .arg(g.volume.size[2])
+                                       .arg(mm(g.volume.voxel_mm[0]), mm(g.volume.voxel_mm[1]), mm(g.volume.voxel_mm[2])));
+    fields_[tr("Photons")]->setText(s.ct_photons > 0 ? tr("%1 per pixel (low dose, W = counts)").arg(locale.toString(s.ct_photons, 'g', 6))
+                                                     : tr("noiseless (W = I)"));
+    fields_[tr("Also has")]->setText(s.has_truth ? tr("truth (analytic phantom, 1/mm)") : tr("nothing else"));
+    fields_[tr("lambda scale")]->setText(s.lambda_scale > 0
+                                             ? tr("s = trace(A^T W A) / voxels = %1").arg(s.lambda_scale, 0, 'g', 5)
+                                             : tr("s = trace(A^T W A) / voxels (computed at the first solve)"));
 }
 
 }  // namespace studio

@@ -27,7 +27,11 @@ private:
 
     ReconstructionController* controller_;
     QGridLayout* form_ = nullptr;
+    void refreshCt();
+    void showRows(bool ct);  // MR's rows or CT's
+
     std::map<QString, QLabel*> fields_;
+    std::map<QString, QLabel*> labels_;
 };
 
 }  // namespace studio

@@ -16,7 +16,16 @@ double Volume::maxMagnitude() const {
     return m;
 }
 
-QString layerTitle(Layer l) {
+QString layerTitle(Layer l, Modality m) {
+    if (m == Modality::Ct) {
+        switch (l) {
+            case Layer::GriddingKaiserBessel: return QStringLiteral("FDK");
+            case Layer::Iterative: return QStringLiteral("Iterative (WLS)");
+            case Layer::DifferenceKaiserBessel: return QStringLiteral("FDK - truth");
+            case Layer::DifferenceIterative: return QStringLiteral("Iterative (WLS) - truth");
+            default: break;
+        }
+    }
     switch (l) {
         case Layer::Truth: return QStringLiteral("Truth");
         case Layer::GriddingTrilinear: return QStringLiteral("Gridding (trilinear)");
@@ -44,6 +53,13 @@ QString layerKey(Layer l) {
         case Layer::DifferencePinned: return QStringLiteral("difference-pinned");
     }
     return {};
+}
+
+std::vector<Layer> layersOf(Modality m) {
+    if (m == Modality::Ct)
+        return {Layer::Truth, Layer::GriddingKaiserBessel, Layer::Iterative, Layer::DifferenceKaiserBessel,
+                Layer::DifferenceIterative};
+    return {kAllLayers.begin(), kAllLayers.end()};
 }
 
 bool isDifference(Layer l) {
@@ -81,8 +97,9 @@ void ImageLayers::setAll(const std::vector<LayerUpdate>& updates) {
     for (const auto& u : updates) set(u);
 }
 
-void ImageLayers::reset(const recon::Grid& grid) {
+void ImageLayers::reset(const recon::Grid& grid, Modality modality) {
     grid_ = grid;
+    modality_ = modality;
     for (auto& slot : images_) slot.reset();
     floor_.reset();
     emit layersReset();

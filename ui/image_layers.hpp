@@ -43,7 +43,14 @@ inline constexpr std::array<Layer, 7> kAllLayers{
     Layer::Truth, Layer::GriddingTrilinear, Layer::GriddingKaiserBessel, Layer::Iterative,
     Layer::DifferenceTrilinear, Layer::DifferenceKaiserBessel, Layer::DifferenceIterative};
 
-QString layerTitle(Layer l);   // "Gridding (Kaiser-Bessel)"
+// What produced the data: the layers' names (and which layers exist) follow it. CT fills
+// GriddingKaiserBessel with FDK (its analytic baseline, gridding's place in MR) and leaves
+// GriddingTrilinear empty.
+enum class Modality { Mr, Ct };
+
+QString layerTitle(Layer l, Modality m = Modality::Mr);   // "Gridding (Kaiser-Bessel)"; CT: "FDK"
+// The layers a modality produces (the comparison's, in order).
+std::vector<Layer> layersOf(Modality m);
 QString layerKey(Layer l);     // "gridding-kb": file names, settings
 bool isDifference(Layer l);
 // The difference map that goes with an image (Truth has none).
@@ -68,12 +75,14 @@ public:
     const LayerImage* get(Layer l) const;  // null when the layer has no image yet
     bool has(Layer l) const { return get(l) != nullptr; }
     const recon::Grid& grid() const { return grid_; }
+    Modality modality() const { return modality_; }
+    QString title(Layer l) const { return layerTitle(l, modality_); }
 
     void set(const LayerUpdate& update);
     void setAll(const std::vector<LayerUpdate>& updates);
     void clear(Layer l);  // that layer has no image any more
     // Forget every image (a new data set on `grid`).
-    void reset(const recon::Grid& grid);
+    void reset(const recon::Grid& grid, Modality modality = Modality::Mr);
 
     // The Gibbs floor: the quality of an inverse FFT of full Cartesian data of the
     // same object (known for simulated data only). Unregularised methods cannot
@@ -88,6 +97,7 @@ signals:
 
 private:
     recon::Grid grid_;
+    Modality modality_ = Modality::Mr;
     std::array<std::optional<LayerImage>, kLayerCount> images_;
     std::optional<recon::Quality> floor_;
 };
@@ -95,3 +105,4 @@ private:
 }  // namespace studio
 
 Q_DECLARE_METATYPE(studio::Layer)
+Q_DECLARE_METATYPE(studio::Modality)

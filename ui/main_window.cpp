@@ -35,7 +35,9 @@
 #include "recon/core/conventions.hpp"
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
+#include "recon/ct/ct_data.hpp"
 #include "recon/session/demo_cases.hpp"
+#include "ui/sinogram_view.hpp"
 #include "ui/comparison_grid.hpp"
 #include "ui/convergence_plot.hpp"
 #include "ui/data_panel.hpp"
@@ -74,6 +76,7 @@ QString describePhase(const QString& phase) {
     if (phase == QLatin1String("Q")) return QObject::tr("Computing Q (the Toeplitz kernel, once per trajectory)");
     if (phase == QLatin1String("F^H d")) return QObject::tr("Computing F^H d (once per data)");
     if (phase == QLatin1String("CG")) return QObject::tr("Conjugate gradient");
+    if (phase == QLatin1String("FDK")) return QObject::tr("FDK (filtered backprojection, once per scan)");
     return phase;
 }
 
@@ -91,6 +94,10 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
     tabs_->addTab(comparison_, tr("Compare"));
     pin_panel_ = new PinPanel(controller_, model_, tabs_);
     tabs_->addTab(pin_panel_, tr("Pinned A/B"));
+    sinogram_model_ = new SinogramViewModel(this);
+    sinogram_view_ = new SinogramView(sinogram_model_, tabs_);
+    sinogram_tab_index_ = tabs_->addTab(sinogram_view_, tr("Sinogram"));
+    tabs_->setTabVisible(sinogram_tab_index_, false);  // CT data sets only
 #ifdef RECONSTUDIO_HAVE_VTK_VIEWS
     if (options_.enable_3d) {
         three_d_ = new ThreeDPanel(controller_, model_, tabs_);
@@ -214,6 +221,13 @@ void MainWindow::buildMenus() {
         a->setToolTip(tr("Analytic Shepp-Logan phantom, %1, %2")
                           .arg(QString::fromStdString(recon::toString(c.trajectory.kind)))
                           .arg(c.snr_db > 0 ? tr("SNR %1 dB").arg(c.snr_db) : tr("noiseless")));
+        connect(a, &QAction::triggered, this, [this, name] { openDemo(name); });
+    }
+    demo_menu_->addSeparator();
+    for (const recon::ct::CtCase& c : recon::ct::ctDemoCases()) {
+        const QString name = QString::fromStdString(c.name);
+        QAction* a = demo_menu_->addAction(name);
+        a->setToolTip(QString::fromStdString(c.description));
         connect(a, &QAction::triggered, this, [this, name] { openDemo(name); });
     }
     demo_menu_->setToolTipsVisible(true);
@@ -452,6 +466,13 @@ void MainWindow::connectController() {
         model_->setGrid(s.grid, s.truth_max);
         orientation_box_->setEnabled(s.grid.dims == 3);
         convergence_->clearReferences();
+        const bool ct = controller_->layers().modality() == Modality::Ct;
+        convergence_->setReferenceName(Layer::GriddingTrilinear, ct ? QString() : tr("trilinear"));
+        convergence_->setReferenceName(Layer::GriddingKaiserBessel, ct ? tr("FDK") : tr("Kaiser-Bessel"));
+        convergence_->setFloorName(ct ? QString() : tr("floor"));
+        sinogram_model_->setScan(controller_->ctData());
+        if (!ct && tabs_->currentIndex() == sinogram_tab_index_) tabs_->setCurrentWidget(comparison_);
+        tabs_->setTabVisible(sinogram_tab_index_, ct);
         updateTitle();
     });
     connect(c, &ReconstructionController::griddingFinished, this, [this](Layer l) {
@@ -459,7 +480,9 @@ void MainWindow::connectController() {
         if (!image) return;
         if (image->quality) convergence_->setReference(l, *image->quality);
         // Without a truth, the window/level follows the first gridded image.
-        if (!controller_->summary().has_truth && l == Layer::GriddingTrilinear)
+        const Layer first = controller_->layers().modality() == Modality::Ct ? Layer::GriddingKaiserBessel
+                                                                              : Layer::GriddingTrilinear;
+        if (!controller_->summary().has_truth && l == first)
             model_->setIntensityMax(image->volume.maxMagnitude());
     });
     connect(&c->layers(), &ImageLayers::floorChanged, this, [this] {
@@ -580,6 +603,10 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
         const recon::Grid& grid = controller_->summary().grid;
         const QFileInfo info(path);
         const QString suffix = info.completeSuffix().toLower();
+        const bool ct = controller_->modality() == Modality::Ct;
+        if ((suffix == QLatin1String("h5") || suffix == QLatin1String("hdf5")) && ct)
+            throw recon::InputError("the HDF5 reconstruction record holds MR results; save CT images as NIfTI "
+                                    "(.nii, .nii.gz: the signed attenuation in 1/mm) or PNG");
         if (suffix == QLatin1String("h5") || suffix == QLatin1String("hdf5")) {
             // One HDF5 file keeps every image with how it was made.
             recon::ReconstructionRecord rec;
@@ -611,8 +638,10 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             recon::ImageWriteOptions opts;
             opts.slice = model_->slice();
             opts.slice_axis = planeAxes(model_->orientation()).normal;
-            opts.description = layerTitle(l).toStdString();
-            const QString file = base + '_' + layerKey(l) + '.' + suffix;
+            opts.description = controller_->layers().title(l).toStdString();
+            opts.real_part = ct;  // CT: attenuation in 1/mm, signed (as reconstudio-cli recon --case ct-...)
+            const QString key = ct && l == Layer::GriddingKaiserBessel ? QStringLiteral("fdk") : layerKey(l);
+            const QString file = base + '_' + key + '.' + suffix;
             refuseSavingOverInput(file, controller_->summary());
             recon::writeImage(file.toStdString(), grid, *image->volume.data, opts);
             ++written;
@@ -628,6 +657,9 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
 
 bool MainWindow::exportDicom(const QString& directory, QString* error) {
     try {
+        if (controller_->modality() == Modality::Ct)
+            throw recon::InputError("DICOM export writes MR Image series; CT images are saved as NIfTI or PNG "
+                                    "(File > Save Images)");
         const auto& pin = pin_panel_->pin()->snapshot();
         recon::writeDicomSeries(directory.toStdString(), dicomExportFor(*controller_, pin ? &*pin : nullptr));
         confirmSaved(directory);

@@ -29,6 +29,8 @@ class MeasurementPanel;
 class MeasurementModel;
 class TunePanel;
 class ThreeDPanel;
+class SinogramView;
+class SinogramViewModel;
 
 struct MainWindowOptions {
     // Show the VTK 3D views (needs OpenGL: not with the offscreen platform).
@@ -58,6 +60,10 @@ public:
     QLineEdit* windowField() const { return window_field_; }
     QLineEdit* levelField() const { return level_field_; }
     MeasurementPanel* measurementPanel() const { return measurement_panel_; }
+    // The Sinogram tab (shown for CT data sets only).
+    SinogramViewModel* sinogramModel() const { return sinogram_model_; }
+    SinogramView* sinogramView() const { return sinogram_view_; }
+    QTabWidget* centreTabs() const { return tabs_; }
 
     // Open a data file (any format the engine reads) or a demo case by name.
     void openFile(const QString& path);
@@ -117,6 +123,9 @@ private:
     MeasurementModel* measurements_ = nullptr;
     MeasurementPanel* measurement_panel_ = nullptr;
     QAction* pin_action_ = nullptr;
+    SinogramViewModel* sinogram_model_ = nullptr;
+    SinogramView* sinogram_view_ = nullptr;
+    int sinogram_tab_index_ = -1;
 
     QAction* open_action_ = nullptr;
     QAction* reconstruct_action_ = nullptr;

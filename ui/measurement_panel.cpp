@@ -91,6 +91,14 @@ MeasurementPanel::MeasurementPanel(ImageLayers* layers, SliceViewModel* view, Me
     profile_->setRenderHint(QPainter::Antialiasing);
     layout->addWidget(profile_, 1);
 
+    connect(layers_, &ImageLayers::layersReset, this, [this, chart] {
+        // The names follow the modality (CT: FDK, Iterative (WLS)).
+        QStringList names;
+        for (Layer l : images()) names << layers_->title(l);
+        table_->setVerticalHeaderLabels(names);
+        const auto series = chart->series();
+        for (int i = 0; i < series.size() && i < names.size(); ++i) series[i]->setName(names[i]);
+    });
     connect(measurements_, &MeasurementModel::roisChanged, this, &MeasurementPanel::refresh);
     connect(view_, &SliceViewModel::cursorChanged, this, &MeasurementPanel::refresh);
     connect(view_, &SliceViewModel::displayChanged, this, &MeasurementPanel::refresh);

@@ -58,6 +58,12 @@ QString ReadoutTable::cell(Layer image, int column) const {
 
 void ReadoutTable::refresh() {
     const auto& c = model_->cursor();
+    // CT has no trilinear gridding; its analytic baseline (FDK) takes Kaiser-Bessel's row.
+    const bool ct = layers_->modality() == Modality::Ct;
+    setRowHidden(rowOf(Layer::GriddingTrilinear), ct);
+    setRowHidden(int(kImages.size()), ct);  // no Cartesian floor for CT
+    verticalHeaderItem(rowOf(Layer::GriddingKaiserBessel))->setText(ct ? tr("FDK") : tr("Kaiser-Bessel"));
+    verticalHeaderItem(rowOf(Layer::Iterative))->setText(ct ? tr("Iterative (WLS)") : tr("Iterative"));
     for (Layer l : kImages) {
         const int row = rowOf(l);
         const LayerImage* image = layers_->get(l);

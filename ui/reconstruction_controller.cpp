@@ -1,4 +1,5 @@
 #include "ui/reconstruction_controller.hpp"
+#include "recon/ct/iterative.hpp"
 #include "recon/session/demo_cases.hpp"
 
 namespace studio {
@@ -17,6 +18,7 @@ ReconstructionController::ReconstructionController(QObject* parent)
     qRegisterMetaType<std::vector<LayerUpdate>>();
     qRegisterMetaType<std::vector<IterationUpdate>>();
     qRegisterMetaType<Layer>();
+    qRegisterMetaType<Modality>();
     qRegisterMetaType<recon::Quality>();
     qRegisterMetaType<std::shared_ptr<const std::vector<double>>>();
 
@@ -94,7 +96,17 @@ void ReconstructionController::openFile(const QString& path) { open(JobRequest::
 void ReconstructionController::openDemo(const QString& name, bool use_case_tuning) {
     // A demo case comes with the lambda and regulariser it was tuned for
     // (recon/session/demo_cases.cpp); an unknown name is reported by the load itself.
-    if (use_case_tuning) {
+    if (use_case_tuning && recon::ct::isCtCase(name.toStdString())) {
+        // A CT case is tuned for finite differences: its own λ, else the engine's measured default (as the CLI).
+        ReconSettings s = settings_;
+        s.regularizer = recon::RegularizerKind::FiniteDifference;
+        const double tuned = recon::ct::ctDemoCase(name.toStdString()).fd_lambda;
+        s.lambda = tuned > 0 ? tuned : recon::ct::defaultLambda(s.regularizer);
+        if (!(s == settings_)) {
+            settings_ = s;
+            emit settingsChanged(s);
+        }
+    } else if (use_case_tuning) {
         try {
             const recon::CaseSpec spec = recon::demoCase(name.toStdString());
             ReconSettings s = settings_;
@@ -164,6 +176,7 @@ void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
     // newer request queued behind the load works on them.
     load_pending_ = false;
     dataset_ = report.data;
+    ct_ = report.ct;
     summary_ = report.summary;
     history_.clear();
     history_generation_ = 0;
@@ -172,7 +185,7 @@ void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
     cold_start_cost_ = 0;
     density_ = report.data->density.empty() ? nullptr
                                             : std::make_shared<const std::vector<double>>(report.data->density);
-    layers_.reset(report.data->grid);
+    layers_.reset(report.data->grid, report.summary.modality);
     layers_.setAll(report.layers);
     emit historyReset();
     emit datasetChanged();
@@ -233,6 +246,8 @@ void ReconstructionController::onFinished(const JobOutcome& outcome) {
     load_pending_ = false;
     if (outcome.state != JobState::Failed) {
         layers_.setAll(outcome.layers);
+        // CT's s = trace(AᵀWA)/voxels is known once the first solve built the projector.
+        if (ct_ && outcome.solved && outcome.lambda_scale > 0) summary_.lambda_scale = outcome.lambda_scale;
         if (outcome.solved) {
             warm_start_ = outcome.start_iteration > 0;
             total_iterations_ = outcome.start_iteration + outcome.iterations_done;

@@ -41,6 +41,9 @@ public:
     const ReconSettings& settings() const { return settings_; }
     std::shared_ptr<const recon::Dataset> dataset() const { return dataset_; }
     bool hasDataset() const { return dataset_ != nullptr; }
+    // The CT scan open (null for MR data); dataset() then holds its image side (grid, truth).
+    std::shared_ptr<const recon::ct::CtData> ctData() const { return ct_; }
+    Modality modality() const { return ct_ ? Modality::Ct : Modality::Mr; }
     const DatasetSummary& summary() const { return summary_; }
     const BackendReport& backend() const { return backend_; }
     QString phase() const { return phase_; }
@@ -130,6 +133,7 @@ private:
     JobState state_ = JobState::Idle;
     ReconSettings settings_;
     std::shared_ptr<const recon::Dataset> dataset_;
+    std::shared_ptr<const recon::ct::CtData> ct_;
     bool load_pending_ = false;
     DatasetSummary summary_;
     BackendReport backend_;

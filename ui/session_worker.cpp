@@ -8,6 +8,8 @@
 #include "recon/core/conventions.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/core/metrics.hpp"
+#include "recon/ct/ct_file.hpp"
+#include "recon/ct/iterative.hpp"
 #include "recon/io/dataset_io.hpp"
 #include "recon/session/demo_cases.hpp"
 
@@ -35,6 +37,37 @@ DatasetSummary summarize(const recon::Dataset& d, const QString& origin) {
     s.bytes_double = qint64(recon::estimateReconstructionBytes(d.grid, d.samples(), recon::Precision::Double));
     if (d.hasTruth()) s.truth_max = recon::truthStats(d.truth).max_abs;
     return s;
+}
+
+DatasetSummary summarizeCt(const recon::ct::CtData& d, const recon::Dataset& image_side, const QString& origin) {
+    DatasetSummary s;
+    s.modality = Modality::Ct;
+    s.name = QString::fromStdString(d.name);
+    s.source = QString::fromStdString(d.source);
+    s.origin = origin;
+    s.grid = image_side.grid;
+    s.trajectory_kind = d.geometry.beam.fanBeam() ? QStringLiteral("fan beam") : QStringLiteral("cone beam");
+    s.samples = qint64(d.projections.size());
+    s.readouts = qint64(d.geometry.beam.views());
+    s.readout_length = d.geometry.beam.detector_columns * d.geometry.beam.detector_rows;
+    s.has_truth = d.hasTruth();
+    s.basis = QStringLiteral("DD");
+    s.ct_geometry = d.geometry;
+    s.ct_photons = d.photons;
+    if (d.hasTruth()) s.truth_max = recon::truthStats(image_side.truth).max_abs;
+    return s;
+}
+
+// The image side of a CT scan, as the views, exports and metrics see any data set.
+std::shared_ptr<const recon::Dataset> imageSideOf(const recon::ct::CtData& d) {
+    auto out = std::make_shared<recon::Dataset>();
+    out->name = d.name;
+    out->source = d.source;
+    out->grid = recon::ct::gridOf(d.geometry.volume);
+    out->trajectory.dims = out->grid.dims;
+    out->trajectory.kind = d.geometry.beam.fanBeam() ? "ct-fan-beam" : "ct-cone-beam";
+    out->truth.assign(d.truth.begin(), d.truth.end());
+    return out;
 }
 
 // Images larger than this are sent to the views every few iterations only.
@@ -65,8 +98,13 @@ void SessionWorker::run(const JobRequest& job) {
         if (job.source != JobRequest::Source::None) load(job);
         if (job.reconstruct && !stale) {
             if (!data_) throw recon::InputError("No data set is open: open a file or a demo case first.");
-            gridAll(job);
-            solve(job, outcome);
+            if (ct_data_) {
+                ctFdk(job);
+                ctSolve(job, outcome);
+            } else {
+                gridAll(job);
+                solve(job, outcome);
+            }
         }
     } catch (const recon::Cancelled&) {
         outcome.state = JobState::Cancelled;
@@ -75,7 +113,7 @@ void SessionWorker::run(const JobRequest& job) {
         outcome.message = QString::fromStdString(e.what());
     }
     flushIterations();  // records of a solve that threw still precede its end
-    if (session_) emit cacheStatusChanged(QString::fromStdString(session_->cacheStatus()));
+    if (session_ && !ct_data_) emit cacheStatusChanged(QString::fromStdString(session_->cacheStatus()));
     emit finished(outcome);
 }
 
@@ -89,7 +127,8 @@ void SessionWorker::ensureBackend(const ReconSettings& s) {
     backend_precision_ = s.precision;
     // A new backend starts with empty caches (Q and F^H d live on it).
     session_ = std::make_unique<recon::ReconstructionSession>(backend_);
-    if (data_) session_->setDataset(data_);
+    if (data_ && !ct_data_) session_->setDataset(data_);
+    ct_session_ = ct_data_ ? std::make_unique<recon::CtSession>(backend_, ct_data_) : nullptr;
     gridded_ = false;
 
     BackendReport report;
@@ -112,6 +151,24 @@ void SessionWorker::ensureBackend(const ReconSettings& s) {
 }
 
 void SessionWorker::load(const JobRequest& job) {
+    if (std::shared_ptr<const recon::ct::CtData> ct = loadCt(job)) {
+        ct_data_ = ct;
+        data_ = imageSideOf(*ct);
+        demo_.reset();
+        ct_session_ = std::make_unique<recon::CtSession>(backend_, ct_data_);
+        gridded_ = false;
+        last_iterate_.clear();
+        last_iterate_iterations_ = 0;
+        DatasetReport report;
+        report.data = data_;
+        report.ct = ct_data_;
+        report.summary = summarizeCt(*ct_data_, *data_, job.name);
+        if (data_->hasTruth())
+            report.layers.push_back({Layer::Truth, {Volume::make(data_->grid, data_->truth), std::nullopt}});
+        emit datasetLoaded(report);
+        emit cacheStatusChanged(tr("CT: projector and s are built at the first iterative solve"));
+        return;
+    }
     std::shared_ptr<const recon::Dataset> data;
     std::optional<recon::CaseSpec> demo;
     switch (job.source) {
@@ -136,6 +193,8 @@ void SessionWorker::load(const JobRequest& job) {
     }
     data_ = data;
     demo_ = demo;
+    ct_data_.reset();
+    ct_session_.reset();
     session_->setDataset(data_);
     gridded_ = false;
     last_iterate_.clear();
@@ -284,6 +343,91 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         last_iterate_iterations_ = start_iteration + outcome.iterations_done;
         outcome.layers = imageLayers(Layer::Iterative, std::move(result.image), false);
     }
+    if (result.cancelled) outcome.state = JobState::Cancelled;
+}
+
+std::shared_ptr<const recon::ct::CtData> SessionWorker::loadCt(const JobRequest& job) {
+    const std::string name = job.name.toStdString();
+    if (job.source == JobRequest::Source::Demo && recon::ct::isCtCase(name)) {
+        beginPhase(job, QStringLiteral("Simulating demo case %1").arg(job.name));
+        return std::make_shared<const recon::ct::CtData>(
+            recon::ct::simulate(recon::ct::ctDemoCase(name), progressFor(job, QStringLiteral("Line integrals"))));
+    }
+    if (job.source == JobRequest::Source::File && recon::ct::isCtFile(name)) {
+        beginPhase(job, QStringLiteral("Reading %1").arg(job.name));
+        auto data = std::make_shared<recon::ct::CtData>(recon::ct::readCtFile(name));
+        data->validate(name);
+        return data;
+    }
+    return nullptr;
+}
+
+void SessionWorker::ctFdk(const JobRequest& job) {
+    if (gridded_) return;  // FDK depends on neither λ nor the prior
+    auto phase = [&](recon::Phase, double fraction) { notePhase(job, QStringLiteral("FDK"), fraction); };
+    recon::CallbackMonitor monitor({}, job.cancel.get(), phase);
+    beginPhase(job, QStringLiteral("FDK"));
+    recon::CtResult fdk = ct_session_->fdk(recon::ct::FdkOptions{}, monitor);
+    // FDK is quantitative (docs/CONVENTIONS.md, "Cone-beam CT"): measured as it is, never rescaled.
+    emit layersReady(job.generation,
+                     imageLayers(Layer::GriddingKaiserBessel, recon::ComplexArray(fdk.image.begin(), fdk.image.end()), false));
+    gridded_ = true;
+}
+
+void SessionWorker::ctSolve(const JobRequest& job, JobOutcome& outcome) {
+    const ReconSettings& s = job.settings;
+    recon::CtSolveOptions opts;
+    opts.iterative.prior = s.regularizer;
+    opts.iterative.lambda = s.lambda;
+    opts.iterations = s.iterations;
+    opts.snapshot_every = data_->grid.voxels() <= kLiveSnapshotVoxels ? 1 : 5;
+    // A λ change continues the solve resident on the backend (CtSession checks that it matches).
+    opts.warm_start = job.warm_start && !last_iterate_.empty();
+    QElapsedTimer post_clock;
+    post_clock.start();
+    int start_iteration = opts.warm_start ? last_iterate_iterations_ : 0;
+    auto observer = [&](int, const recon::IterationRecord& record, const recon::ComplexArray* snapshot) {
+        notePhase(job, QStringLiteral("CG"), double(record.iteration) / std::max(1, s.iterations));
+        IterationUpdate u;
+        u.generation = job.generation;
+        u.record = record;
+        u.iterations = s.iterations;
+        u.start_iteration = start_iteration;
+        u.lambda = s.lambda;
+        const bool due = post_clock.elapsed() >= kPostIntervalMs;
+        if (snapshot && due) {
+            const recon::Quality q{0, record.psnr_db, record.error_percent};
+            u.layers = imageLayers(Layer::Iterative, *snapshot, false, record.has_truth ? &q : nullptr);
+        }
+        pending_.push_back(std::move(u));
+        if (due) {
+            flushIterations();
+            post_clock.start();
+        }
+    };
+    auto phase = [&](recon::Phase p, double fraction) {
+        if (p != recon::Phase::Iterating) notePhase(job, QString::fromUtf8(recon::toString(p)), fraction);
+    };
+    recon::CallbackMonitor monitor(observer, job.cancel.get(), phase);
+    beginPhase(job, QStringLiteral("CT projector and s"));
+    recon::CtResult result = ct_session_->solve(opts, monitor);
+    flushIterations();
+    // The session starts from zero where the warm start did not match (another prior): say so.
+    if (!result.warm_started) start_iteration = 0;
+
+    outcome.solved = true;
+    outcome.iterations_done = result.history.empty() ? 0 : result.history.back().iteration;
+    outcome.start_iteration = start_iteration;
+    outcome.seconds = result.seconds;
+    outcome.lambda = s.lambda;
+    outcome.lambda_scale = result.lambda_scale;
+    outcome.method = QString::fromStdString(result.description);
+    if (!result.image.empty()) {
+        last_iterate_.assign(result.image.begin(), result.image.end());
+        last_iterate_iterations_ = start_iteration + outcome.iterations_done;
+        outcome.layers = imageLayers(Layer::Iterative, recon::ComplexArray(result.image.begin(), result.image.end()), false);
+    }
+    emit cacheStatusChanged(QStringLiteral("CT: projector, s = %1 and the resident solve kept").arg(result.lambda_scale, 0, 'g', 5));
     if (result.cancelled) outcome.state = JobState::Cancelled;
 }
 

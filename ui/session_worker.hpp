@@ -17,8 +17,10 @@
 
 #include "recon/backend/backend.hpp"
 #include "recon/core/dataset.hpp"
+#include "recon/ct/ct_data.hpp"
 #include "recon/operators/regularizer.hpp"
 #include "recon/session/demo_cases.hpp"
+#include "recon/session/ct_session.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "ui/image_layers.hpp"
 #include "ui/job_state.hpp"
@@ -52,12 +54,20 @@ struct DatasetSummary {
     qint64 bytes_single = 0;    // estimateReconstructionBytes per precision
     qint64 bytes_double = 0;
     double truth_max = 0;       // max |truth| (0 without a truth)
+    // CT (Modality::Ct): the scan's geometry and dose; grid is then the volume's, samples
+    // the projection values, and lambda_scale s = trace(AᵀWA)/voxels once a solve has run.
+    Modality modality = Modality::Mr;
+    recon::ct::CtGeometry ct_geometry;
+    double ct_photons = 0;  // incident photons per pixel (0: noiseless)
 };
 
 struct DatasetReport {
     std::shared_ptr<const recon::Dataset> data;
     DatasetSummary summary;
     std::vector<LayerUpdate> layers;  // the truth, when known
+    // A CT scan (null for MR). `data` then stands in for it on the image side: name,
+    // source, the volume's grid and the truth, no k-space.
+    std::shared_ptr<const recon::ct::CtData> ct;
 };
 
 struct BackendReport {
@@ -144,6 +154,10 @@ private:
     void load(const JobRequest& job);
     void gridAll(const JobRequest& job);
     void solve(const JobRequest& job, JobOutcome& outcome);
+    // CT: FDK once per scan (in gridding's place), then the iterative solve.
+    std::shared_ptr<const recon::ct::CtData> loadCt(const JobRequest& job);
+    void ctFdk(const JobRequest& job);
+    void ctSolve(const JobRequest& job, JobOutcome& outcome);
     void flushIterations();
     // A layer and its difference map, with quality against the truth.
     std::vector<LayerUpdate> imageLayers(Layer layer, recon::ComplexArray image, bool rescale,
@@ -161,6 +175,8 @@ private:
     recon::BackendChoice backend_choice_{};
     recon::Precision backend_precision_{};
     std::unique_ptr<recon::ReconstructionSession> session_;
+    std::shared_ptr<const recon::ct::CtData> ct_data_;   // the CT scan open (data_ stands in for it)
+    std::unique_ptr<recon::CtSession> ct_session_;       // on backend_, when ct_data_ is set
     std::shared_ptr<const recon::Dataset> data_;
     bool gridded_ = false;                // both gridding layers posted for data_
     std::optional<recon::CaseSpec> demo_; // what data_ was simulated from (its floor is computable)

@@ -87,7 +87,7 @@ std::optional<double> SliceView::cursorValue() const {
 }
 
 QString SliceView::title() const {
-    QString t = layerTitle(layer_);
+    QString t = layers_->title(layer_);
     if (gain() != 1.0) t += QStringLiteral("  (x%1)").arg(gain());
     if (const LayerImage* image = layers_->get(layer_); image && image->quality)
         t += QStringLiteral("  %1 dB  %2 %")
@@ -220,7 +220,9 @@ void SliceView::paintEvent(QPaintEvent*) {
 
 QString SliceView::colourBarUnit() const {
     // Reconstructions are in the truth's units, which have no physical meaning: arbitrary units.
-    return model_->displayMode() == DisplayMode::Phase ? QStringLiteral("rad") : QStringLiteral("a.u.");
+    if (model_->displayMode() == DisplayMode::Phase) return QStringLiteral("rad");
+    // CT images are attenuation coefficients (docs/CONVENTIONS.md, "Cone-beam CT").
+    return layers_->modality() == Modality::Ct ? QStringLiteral("1/mm") : QStringLiteral("a.u.");
 }
 
 std::array<QString, 4> SliceView::orientationLabels() const {

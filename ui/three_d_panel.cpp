@@ -5,9 +5,11 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "ui/ct_scene.hpp"
 #include "ui/reconstruction_controller.hpp"
 #include "ui/slice_rendering.hpp"
 #include "ui/vtk/trajectory_view.hpp"
@@ -78,6 +80,15 @@ ThreeDPanel::ThreeDPanel(ReconstructionController* controller, SliceViewModel* m
     controls->addWidget(mip_);
     controls->addWidget(planes_);
     controls->addWidget(reset);
+    ct_view_label_ = new QLabel(tr("CT view:"), volumes);
+    ct_view_ = new QSpinBox(volumes);
+    ct_view_->setObjectName(QStringLiteral("ct-view"));
+    ct_view_->setToolTip(tr("The projection whose source position and detector are drawn, with the source orbit"));
+    controls->addWidget(ct_view_label_);
+    controls->addWidget(ct_view_);
+    connect(ct_view_, &QSpinBox::valueChanged, this, &ThreeDPanel::refreshScan);
+    ct_view_label_->setVisible(false);  // CT data sets only (refreshScan)
+    ct_view_->setVisible(false);
     vbox->addLayout(controls);
     vbox->addLayout(views, 1);
     tabs_->addTab(volumes, tr("Volumes"));
@@ -118,6 +129,9 @@ ThreeDPanel::ThreeDPanel(ReconstructionController* controller, SliceViewModel* m
         if (!refresh_.isActive()) refresh_.start();
     });
     connect(&controller_->layers(), &ImageLayers::layersReset, this, [this] {
+        for (QComboBox* box : layer_boxes_)  // names follow the modality (CT: FDK, Iterative (WLS))
+            for (int i = 0; i < box->count(); ++i) box->setItemText(i, controller_->layers().title(Layer(box->itemData(i).toInt())));
+        refreshScan();
         markDirty(0);
         markDirty(1);
         trajectory_dirty_ = true;
@@ -170,7 +184,7 @@ void ThreeDPanel::refreshVolumes() {
         const recon::ComplexArray& data = *image->volume.data;
         std::vector<float> values(data.size());
         for (std::size_t i = 0; i < data.size(); ++i) values[i] = float(displayValue(data[i], model_->displayMode()));
-        view->setVolume(image->volume.grid, values, layerTitle(layerShown(side)));
+        view->setVolume(image->volume.grid, values, controller_->layers().title(layerShown(side)));
         const WindowLevel wl = model_->windowLevel();
         view->setWindowLevel(wl.window, wl.level);
         const auto& c = model_->cursor();
@@ -192,6 +206,22 @@ void ThreeDPanel::refreshTrajectory() {
     const auto by = density ? TrajectoryView::ColourBy(colour_by_->currentData().toInt()) : TrajectoryView::ColourBy::Readout;
     if (!density) colour_by_->setCurrentIndex(0);
     trajectory_->setTrajectory(data->trajectory, density ? density.get() : nullptr, by);
+}
+
+void ThreeDPanel::refreshScan() {
+    const auto scan = controller_->ctData();
+    ct_view_->setVisible(scan != nullptr);
+    ct_view_label_->setVisible(scan != nullptr);
+    std::vector<VolumeView::Polyline> lines;
+    if (scan) {
+        const QSignalBlocker block(ct_view_);
+        ct_view_->setRange(0, std::max(0, int(scan->geometry.beam.views()) - 1));
+        const CtScene scene = ctScene(scan->geometry.beam, ct_view_->value());
+        lines.push_back(scene.orbit);
+        lines.push_back({scene.detector[0], scene.detector[1], scene.detector[2], scene.detector[3], scene.detector[0]});
+        for (const Point3& corner : scene.detector) lines.push_back({scene.source, corner});
+    }
+    for (VolumeView* v : volumes_) v->setSceneLines(lines);
 }
 
 }  // namespace studio

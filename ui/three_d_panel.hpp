@@ -16,6 +16,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QSpinBox;
 class QTabWidget;
 
 namespace reconstudio::vtkviews {
@@ -37,6 +38,8 @@ public:
     reconstudio::vtkviews::TrajectoryView* trajectoryView() const { return trajectory_; }
     QComboBox* planesBox() const { return planes_; }
     QComboBox* colourByBox() const { return colour_by_; }
+    // CT: the view whose source and detector are drawn around the volumes (with the orbit).
+    QSpinBox* ctViewBox() const { return ct_view_; }
 
 protected:
     void showEvent(QShowEvent* e) override;
@@ -46,6 +49,7 @@ private:
     void markDirty(int side);
     void refreshVolumes();  // the dirty sides, when visible
     void refreshTrajectory();
+    void refreshScan();  // CT: orbit, source and detector at ct_view_; MR: none
 
     ReconstructionController* controller_;
     SliceViewModel* model_;
@@ -55,6 +59,8 @@ private:
     std::array<bool, 2> dirty_{true, true};
     QCheckBox* mip_ = nullptr;
     QComboBox* planes_ = nullptr;  // translucent, opaque or hidden slice planes
+    QSpinBox* ct_view_ = nullptr;
+    QWidget* ct_view_label_ = nullptr;
     reconstudio::vtkviews::TrajectoryView* trajectory_ = nullptr;
     QComboBox* colour_by_ = nullptr;
     bool trajectory_dirty_ = true;

@@ -238,6 +238,11 @@ void TunePanel::showState() {
     reconstruct_->setEnabled(controller_->hasDataset());
     cancel_->setEnabled(busy);
     const double s = controller_->summary().lambda_scale;
+    if (controller_->modality() == Modality::Ct) {
+        lambda_scale_->setText(s > 0 ? tr("penalty lambda * s * R(x), s = trace(A^T W A) / voxels = %1").arg(s, 0, 'g', 4)
+                                     : tr("penalty lambda * s * R(x), s = trace(A^T W A) / voxels (at the first solve)"));
+        return;
+    }
     lambda_scale_->setText(controller_->hasDataset()
                                ? tr("penalty lambda * s * ||W rho||^2, s = Q(0) = %1").arg(s, 0, 'g', 4)
                                : tr("penalty lambda * s * ||W rho||^2, s = Q(0)"));

@@ -14,6 +14,7 @@
 #include "recon/core/errors.hpp"
 #include "recon/core/host_memory.hpp"
 #include "recon/core/version.hpp"
+#include "recon/ct/ct_data.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "ui/main_window.hpp"
 #ifdef RECONSTUDIO_HAVE_VTK_VIEWS
@@ -29,7 +30,7 @@ void describeApplication() {
 }
 
 struct Options {
-    QCommandLineOption demo{QStringLiteral("demo"), QStringLiteral("Open the built-in demo case NAME (default: \"default\")."),
+    QCommandLineOption demo{QStringLiteral("demo"), QStringLiteral("Open the built-in demo case NAME (default: \"default\"; CT: ct-2d, ct-2d-sparse, ct-2d-lowdose, ct-2d-short, ct-3d)."),
                             QStringLiteral("NAME")};
     QCommandLineOption screenshot{
         QStringLiteral("screenshot"),
@@ -144,7 +145,15 @@ int main(int argc, char** argv) {
                 throw recon::InputError("--size: expected WIDTHxHEIGHT such as 1366x768, got '" +
                                         parser.value(options.size).toStdString() + "'");
         }
-        if (parser.isSet(options.demo)) recon::demoCase(parser.value(options.demo).toStdString());  // names the valid ones
+        if (parser.isSet(options.demo) && !recon::ct::isCtCase(parser.value(options.demo).toStdString())) {
+            try {
+                recon::demoCase(parser.value(options.demo).toStdString());  // names the valid MR ones
+            } catch (const recon::InputError& e) {
+                std::string ct;
+                for (const recon::ct::CtCase& c : recon::ct::ctDemoCases()) ct += (ct.empty() ? "" : ", ") + c.name;
+                throw recon::InputError(std::string(e.what()) + "; CT: " + ct);
+            }
+        }
         if (parser.positionalArguments().size() > 1) throw recon::InputError("give at most one file to open");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "reconstudio: %s\n", e.what());

@@ -2,6 +2,7 @@
 // follow the shared view model (images, window/level, cursor) and a pick in 3D
 // moves the cursor of every slice view.
 #include <QComboBox>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTest>
@@ -105,6 +106,42 @@ private slots:
         QTest::qWait(50);
         const int hot = hue();
         QVERIFY2(hot > grey + 60, qPrintable(QStringLiteral("red - blue: grey %1, hot %2").arg(grey).arg(hot)));
+    }
+
+    // CT (issue 18): the source orbit, the detector at the chosen view and the rays to its
+    // corners are drawn around the volumes; none for MR.
+    void ctScanAroundTheVolume() {
+        MainWindowOptions o;
+        o.persist_settings = false;
+        MainWindow w(o);
+        QVERIFY(w.has3D());
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        ReconSettings s = w.controller()->settings();
+        s.iterations = 10;
+        s.backend = recon::BackendChoice::Cpu;
+        w.controller()->setSettings(s);
+        w.openDemo(QStringLiteral("ct-2d-sparse"));
+        QTRY_VERIFY_WITH_TIMEOUT(!isActive(w.controller()->state()) && w.controller()->state() != JobState::Idle,
+                                 kSolveTimeoutMs);
+        auto* panel = w.findChild<ThreeDPanel*>();
+        auto* tabs = qobject_cast<QTabWidget*>(w.centralWidget());
+        tabs->setCurrentWidget(panel);
+        QTRY_VERIFY(panel->volumeView(1)->hasVolume());
+        QCOMPARE(panel->volumeView(0)->sceneLineCount(), 6);  // orbit, detector, 4 rays
+        QVERIFY(panel->ctViewBox()->isVisible());
+        QCOMPARE(panel->ctViewBox()->maximum(), 59);
+        panel->ctViewBox()->setValue(10);  // 60 degrees
+        QCOMPARE(panel->volumeView(1)->sceneLineCount(), 6);
+        panel->volumeView(0)->resetCamera();
+        QVERIFY(w.grab().save(QStringLiteral(RECONSTUDIO_GUI_SCREENSHOT_DIR "/ct-3d.png")));
+
+        w.controller()->setAutoReconstruct(false);
+        w.openDemo(kSmallDemo);
+        QTRY_VERIFY_WITH_TIMEOUT(w.controller()->modality() == Modality::Mr, kSolveTimeoutMs);
+        QCOMPARE(panel->volumeView(0)->sceneLineCount(), 0);
+        QVERIFY(!panel->ctViewBox()->isVisible());
     }
 };
 

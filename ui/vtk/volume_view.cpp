@@ -161,6 +161,18 @@ void VolumeView::build() {
     outlineActor_->PickableOff();
     ren->AddActor(outlineActor_);
 
+    sceneLines_ = vtkSmartPointer<vtkPolyData>::New();
+    vtkNew<vtkPolyDataMapper> sceneMapper;
+    sceneMapper->SetInputData(sceneLines_);
+    sceneActor_ = vtkSmartPointer<vtkActor>::New();
+    sceneActor_->SetMapper(sceneMapper);
+    sceneActor_->GetProperty()->SetColor(1.0, 0.75, 0.2);
+    sceneActor_->GetProperty()->SetLineWidth(2);
+    sceneActor_->GetProperty()->LightingOff();
+    sceneActor_->PickableOff();
+    sceneActor_->VisibilityOff();
+    ren->AddActor(sceneActor_);
+
     labelActor_ = vtkSmartPointer<vtkTextActor>::New();
     labelActor_->GetTextProperty()->SetFontSize(16);
     labelActor_->GetTextProperty()->SetColor(0.92, 0.92, 0.92);
@@ -376,6 +388,24 @@ void VolumeView::unlinkCamera() {
     own->DeepCopy(camera());
     renderer()->SetActiveCamera(own);
     watchCamera();
+    render();
+}
+
+void VolumeView::setSceneLines(const std::vector<Polyline>& lines) {
+    vtkNew<vtkPoints> points;
+    vtkNew<vtkCellArray> cells;
+    sceneLineCount_ = 0;
+    for (const Polyline& line : lines) {
+        if (line.size() < 2) continue;
+        cells->InsertNextCell(vtkIdType(line.size()));
+        for (const auto& p : line) cells->InsertCellPoint(points->InsertNextPoint(p[0], p[1], p[2]));
+        ++sceneLineCount_;
+    }
+    sceneLines_->SetPoints(points);
+    sceneLines_->SetLines(cells);
+    sceneLines_->Modified();
+    sceneActor_->SetVisibility(sceneLineCount_ > 0);
+    renderer()->ResetCameraClippingRange();
     render();
 }
 

@@ -106,6 +106,12 @@ public:
 
     // Looks at the whole volume from the front-left-above.
     void resetCamera();
+    // Lines drawn around the volume in world millimetres (the volume's frame, centre voxel at
+    // the origin): each a polyline. A CT scan's source orbit, detector outline and the rays to
+    // its corners (the workstation's ui/ct_scene.hpp). Empty: none. Not pickable.
+    using Polyline = std::vector<std::array<double, 3>>;
+    void setSceneLines(const std::vector<Polyline>& lines);
+    int sceneLineCount() const { return sceneLineCount_; }
     bool saveScreenshot(const QString& pngPath);
 
     // The voxel under widget position `pos` (first opaque volume sample or
@@ -154,6 +160,9 @@ private:
     vtkSmartPointer<vtkOutlineSource> outline_;
     vtkSmartPointer<vtkActor> outlineActor_;
     vtkSmartPointer<vtkTextActor> labelActor_;
+    vtkSmartPointer<vtkPolyData> sceneLines_;
+    vtkSmartPointer<vtkActor> sceneActor_;
+    int sceneLineCount_ = 0;
     vtkSmartPointer<vtkCellPicker> picker_;
 };
 
