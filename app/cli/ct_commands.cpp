@@ -54,6 +54,7 @@ std::shared_ptr<const ct::CtData> loadCt(const Arguments& a) {
         if (a.has("case")) throw UsageError("give either --case or --input, not both");
         return std::make_shared<const ct::CtData>(ct::readCtFile(a.nonEmpty("input")));
     }
+    const AbortableStage stage("simulating the CT demo case");
     return std::make_shared<const ct::CtData>(ct::simulate(ct::ctDemoCase(a.get("case", "ct-2d"))));
 }
 
@@ -141,7 +142,10 @@ int ctSimulate(const std::vector<std::string>& args) {
     const bool custom = a.has("volume") || a.has("voxel") || a.has("sod") || a.has("sdd") || a.has("detector") ||
                         a.has("pixel") || a.has("views") || a.flag("short-scan") || a.has("photons");
     if (custom) c.name = "simulated-ct";
-    const ct::CtData d = ct::simulate(c);
+    const ct::CtData d = [&] {
+        const AbortableStage stage("simulating the CT scan");
+        return ct::simulate(c);
+    }();
     ct::writeCtFile(output, d);
     if (!a.flag("quiet")) std::fprintf(stderr, "wrote %s: %s\n", output.c_str(), geometryLine(d).c_str());
     return 0;

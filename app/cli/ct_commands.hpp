@@ -18,6 +18,15 @@ std::string takeModality(std::vector<std::string>& args);
 bool looksLikeCt(const std::vector<std::string>& args);
 int runCtCommand(const std::string& command, const std::vector<std::string>& args);
 
+// While one lives, Ctrl-C ends the program at once with "cancelled while <what>; nothing
+// written" (exit 130): for stages that hold nothing to keep and cannot poll a cancel flag.
+struct AbortableStage {
+    explicit AbortableStage(const char* what);
+    ~AbortableStage();
+    AbortableStage(const AbortableStage&) = delete;
+    AbortableStage& operator=(const AbortableStage&) = delete;
+};
+
 // The CLI's progress bar (main.cpp): a Monitor that draws iterations, honours Ctrl-C.
 std::unique_ptr<Monitor> makeProgressMonitor(bool quiet, int iterations);
 

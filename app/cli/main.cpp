@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -37,9 +38,28 @@ namespace recon::cli {
 namespace {
 
 std::atomic<bool> g_cancel{false};
+// Set while a stage runs that holds nothing a user could lose and cannot poll (simulating a
+// demo case: the analytic phantom's k-space, seconds at 128^3): Ctrl-C then leaves at once.
+std::atomic<const char*> g_abortable_stage{nullptr};
 extern "C" void onInterrupt(int) {
+    if (const char* stage = g_abortable_stage.load()) {
+        // write(2) and _Exit are async-signal-safe; the message says what happened.
+        const char head[] = "\nreconstudio-cli: cancelled while ";
+        const char tail[] = "; nothing written\n";
+        (void)!write(STDERR_FILENO, head, sizeof head - 1);
+        (void)!write(STDERR_FILENO, stage, std::strlen(stage));
+        (void)!write(STDERR_FILENO, tail, sizeof tail - 1);
+        std::_Exit(130);
+    }
     if (g_cancel.exchange(true)) std::_Exit(130);  // a second Ctrl-C leaves at once
 }
+
+}  // namespace
+
+AbortableStage::AbortableStage(const char* what) { g_abortable_stage.store(what); }
+AbortableStage::~AbortableStage() { g_abortable_stage.store(nullptr); }
+
+namespace {
 
 const char* kUsage = R"(reconstudio-cli — non-Cartesian MRI and cone-beam CT reconstruction (gridding/FDK and iterative CG)
 
@@ -230,6 +250,7 @@ Loaded loadData(const Arguments& a) {
     } else {
         if (a.has("matrix")) throw UsageError("--matrix applies to data files; a demo case has its own grid");
         l.spec = demoCase(a.get("case", "default"));
+        const AbortableStage stage("simulating the demo case");
         l.data = simulate(*l.spec);
         if (a.has("basis")) l.data->basis = parseBasis(a.get("basis"));
     }
@@ -632,7 +653,11 @@ int cmdSimulate(const std::vector<std::string>& args) {
     spec.snr_db = a.numberIn("snr", spec.snr_db, -40, 200);
     spec.seed = std::uint64_t(a.integerIn("seed", int(spec.seed), 0, 2147483647));
     if (spec.trajectory.n < 2 || spec.trajectory.n > 1024) throw UsageError("--n must be between 2 and 1024");
-    auto d = simulate(spec);
+    std::shared_ptr<Dataset> d;
+    {
+        const AbortableStage stage("simulating the data set");
+        d = simulate(spec);
+    }
     writeDataset(a.get("output"), *d);
     if (!a.flag("quiet"))
         std::fprintf(stderr, "wrote %s: %s grid, %zu samples (%s)\n", a.get("output").c_str(), d->grid.describe().c_str(),

@@ -286,7 +286,22 @@ def cancel_gridding(cli):
         peak = max(abs(y) for y in want)
         if not peak > 0 or not diff <= 1e-6 * peak:
             fail(f"the written gridding image differs from the uncancelled one by {diff} (peak {peak})")
-        print(f"OK: Ctrl-C in Pipe-Menon and in Q: exit 130 within {bound} s, complete images written")
+
+        # While simulating (the analytic k-space at 128^3, seconds of work holding nothing to keep):
+        # Ctrl-C leaves at once, says so, and writes no file.
+        c = os.path.join(tmp, "c.h5")
+        p = subprocess.Popen([cli, "simulate", "--kind", "radial-3d", "--n", "128", "--readouts", "1000", "--output", c],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        err = p.communicate(timeout=60)[1]
+        late = time.monotonic() - signalled
+        if p.returncode != 130 or late > bound or "cancelled while simulating the data set; nothing written" not in err:
+            fail(f"Ctrl-C while simulating: exit {p.returncode} {late:.1f} s after the signal: {err[-800:]!r}")
+        if any(name.startswith("c.h5") or name.startswith(".c.h5") for name in os.listdir(tmp)):
+            fail(f"Ctrl-C while simulating left {sorted(os.listdir(tmp))}")
+        print(f"OK: Ctrl-C while simulating, in Pipe-Menon and in Q: exit 130 within {bound} s, complete images written")
 
 
 if __name__ == "__main__":
