@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "recon/ct/phantom.hpp"
+#include "tests/recon/ct/ct_reference.hpp"
 
 namespace recon::ct::test {
 
@@ -34,20 +35,20 @@ CtGeometry coneBeam(int n, int columns, int rows, int views) {
 
 double boxLineIntegral(const std::array<double, 3>& lo, const std::array<double, 3>& hi, double attenuation,
                        const std::array<double, 3>& point, const std::array<double, 3>& direction, int dims) {
+    // The chord of a segment long enough to cross any test volume (slab clipping, ct_reference.hpp);
+    // a 2D box has no extent along z.
     const double norm = std::sqrt(direction[0] * direction[0] + direction[1] * direction[1] + direction[2] * direction[2]);
-    double t0 = -std::numeric_limits<double>::infinity(), t1 = std::numeric_limits<double>::infinity();
-    for (int a = 0; a < dims; ++a) {
-        const double d = direction[a] / norm;
-        if (std::abs(d) < 1e-15) {
-            if (point[a] < lo[a] || point[a] > hi[a]) return 0;
-            continue;
-        }
-        double ta = (lo[a] - point[a]) / d, tb = (hi[a] - point[a]) / d;
-        if (ta > tb) std::swap(ta, tb);
-        t0 = std::max(t0, ta);
-        t1 = std::min(t1, tb);
+    const double reach = 1e6 / norm;
+    std::array<double, 3> from, to, box_lo = lo, box_hi = hi;
+    for (int a = 0; a < 3; ++a) {
+        from[a] = point[a] - reach * direction[a];
+        to[a] = point[a] + reach * direction[a];
     }
-    return t1 > t0 ? attenuation * (t1 - t0) : 0.0;
+    if (dims == 2) {
+        box_lo[2] = std::min(from[2], to[2]) - 1.0;
+        box_hi[2] = std::max(from[2], to[2]) + 1.0;
+    }
+    return attenuation * recon::test::ct::chordInBox(from, to, box_lo, box_hi);
 }
 
 std::vector<double> projectBox(const CtGeometry& g, const std::array<double, 3>& lo, const std::array<double, 3>& hi,
