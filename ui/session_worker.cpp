@@ -304,19 +304,8 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         u.iterations = s.iterations;
         u.start_iteration = start_iteration;
         u.lambda = opts.lambda;
-        // One coil's iterate is not the combined image: multi-coil data show theirs at
-        // the end. Posts (with an image when one is due) go out at most every
-        // kPostIntervalMs; the final image comes with the outcome.
-        const bool due = post_clock.elapsed() >= kPostIntervalMs;
-        if (snapshot && coils == 1 && due) {
-            const recon::Quality q{0, record.psnr_db, record.error_percent};
-            u.layers = imageLayers(Layer::Iterative, *snapshot, false, record.has_truth ? &q : nullptr);
-        }
-        pending_.push_back(std::move(u));
-        if (due) {
-            flushIterations();
-            post_clock.start();
-        }
+        // One coil's iterate is not the combined image: multi-coil data show theirs at the end.
+        queueIteration(std::move(u), coils == 1 ? snapshot : nullptr, post_clock);
     };
     auto phase = [&](recon::Phase p, double fraction) {
         if (p != recon::Phase::Iterating) notePhase(job, QString::fromUtf8(recon::toString(p)), fraction);
@@ -374,6 +363,22 @@ void SessionWorker::ctFdk(const JobRequest& job) {
     gridded_ = true;
 }
 
+// Posts (with an image when one is due) go out at most every kPostIntervalMs; the final
+// image comes with the outcome.
+void SessionWorker::queueIteration(IterationUpdate u, const recon::ComplexArray* snapshot, QElapsedTimer& post_clock) {
+    const bool due = post_clock.elapsed() >= kPostIntervalMs;
+    if (snapshot && due) {
+        const recon::IterationRecord& record = u.record;
+        const recon::Quality q{0, record.psnr_db, record.error_percent};
+        u.layers = imageLayers(Layer::Iterative, *snapshot, false, record.has_truth ? &q : nullptr);
+    }
+    pending_.push_back(std::move(u));
+    if (due) {
+        flushIterations();
+        post_clock.start();
+    }
+}
+
 void SessionWorker::ctSolve(const JobRequest& job, JobOutcome& outcome) {
     const ReconSettings& s = job.settings;
     recon::CtSolveOptions opts;
@@ -394,16 +399,7 @@ void SessionWorker::ctSolve(const JobRequest& job, JobOutcome& outcome) {
         u.iterations = s.iterations;
         u.start_iteration = start_iteration;
         u.lambda = s.lambda;
-        const bool due = post_clock.elapsed() >= kPostIntervalMs;
-        if (snapshot && due) {
-            const recon::Quality q{0, record.psnr_db, record.error_percent};
-            u.layers = imageLayers(Layer::Iterative, *snapshot, false, record.has_truth ? &q : nullptr);
-        }
-        pending_.push_back(std::move(u));
-        if (due) {
-            flushIterations();
-            post_clock.start();
-        }
+        queueIteration(std::move(u), snapshot, post_clock);
     };
     auto phase = [&](recon::Phase p, double fraction) {
         if (p != recon::Phase::Iterating) notePhase(job, QString::fromUtf8(recon::toString(p)), fraction);

@@ -5,6 +5,7 @@
 // Only ReconstructionController uses this header.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -159,6 +160,7 @@ private:
     void ctFdk(const JobRequest& job);
     void ctSolve(const JobRequest& job, JobOutcome& outcome);
     void flushIterations();
+    void queueIteration(IterationUpdate u, const recon::ComplexArray* snapshot, QElapsedTimer& post_clock);
     // A layer and its difference map, with quality against the truth.
     std::vector<LayerUpdate> imageLayers(Layer layer, recon::ComplexArray image, bool rescale,
                                          const recon::Quality* known = nullptr) const;
