@@ -121,15 +121,6 @@ CtData unpack(const std::string& bytes) {
     return d;
 }
 
-std::string utcNow() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 // A count attribute (detector size, volume size) as the int it must be.
 int countOf(double value, const Place& where, const char* name, int limit) {
     if (!(value >= 1 && value <= limit) || value != std::floor(value))
@@ -213,7 +204,7 @@ void writeCtFile(const std::string& path, const CtData& data) {
             h5::writeAttribute(file.get(), "format", std::string(io::kLayoutName));
             h5::writeAttribute(file.get(), "format_version", std::vector<std::int64_t>{io::kLayoutVersion});
             h5::writeAttribute(file.get(), "software", std::string(RECONSTUDIO_NAME " " RECONSTUDIO_VERSION));
-            h5::writeAttribute(file.get(), "created", utcNow());
+            h5::writeAttribute(file.get(), "created", h5::utcTimestamp());
             Handle g = h5::createGroup(file.get(), kGroup);
             const ConeBeamGeometry& b = data.geometry.beam;
             const VolumeGeometry& v = data.geometry.volume;

@@ -25,20 +25,11 @@ namespace {
 using h5::Handle;
 using h5::Place;
 
-std::string utcNow() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
 void writeRootAttributes(hid_t file) {
     h5::writeAttribute(file, "format", std::string(kLayoutName));
     h5::writeAttribute(file, "format_version", std::vector<std::int64_t>{kLayoutVersion});
     h5::writeAttribute(file, "software", std::string(RECONSTUDIO_NAME " " RECONSTUDIO_VERSION));
-    h5::writeAttribute(file, "created", utcNow());
+    h5::writeAttribute(file, "created", h5::utcTimestamp());
 }
 
 void writeGridAttributes(hid_t obj, const Grid& g) {
@@ -377,7 +368,7 @@ void writeReconStudioResults(const std::string& path, const ReconstructionRecord
             h5::writeAttribute(r.get(), "backend", rec.backend);
             h5::writeAttribute(r.get(), "iterations", std::vector<std::int64_t>{rec.iterations});
             h5::writeAttribute(r.get(), "software", std::string(RECONSTUDIO_NAME " " RECONSTUDIO_VERSION));
-            h5::writeAttribute(r.get(), "created", utcNow());
+            h5::writeAttribute(r.get(), "created", h5::utcTimestamp());
             writeImageDataset(r.get(), "gridding_trilinear", grid, rec.gridding_trilinear);
             writeImageDataset(r.get(), "gridding_kb", grid, rec.gridding_kb);
             writeImageDataset(r.get(), "iterative", grid, rec.iterative);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 #include "recon/core/errors.hpp"
 #include "recon/io/file_util.hpp"
@@ -493,6 +494,15 @@ void writeReal(hid_t loc, const std::string& name, const std::vector<hsize_t>& d
 void writeComplex(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const cdouble* data) {
     Handle mem = complexType(H5T_NATIVE_DOUBLE), file = complexType(H5T_IEEE_F64LE);
     writeDataset(loc, name, dims, mem.get(), file.get(), data);
+}
+
+std::string utcTimestamp() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 }  // namespace recon::io::h5

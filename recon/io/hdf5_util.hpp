@@ -140,4 +140,7 @@ void writeComplex(hid_t loc, const std::string& name, const std::vector<hsize_t>
 void check(herr_t status, const std::string& what);
 hid_t checkId(hid_t id, const std::string& what);
 
+// Now in UTC as ISO 8601 ("2026-11-24T02:30:00Z"): the layouts' "created" attributes.
+std::string utcTimestamp();
+
 }  // namespace recon::io::h5
