@@ -25,7 +25,7 @@ fuzzers=(fuzz_cfl_header fuzz_bart_dataset fuzz_hdf5_input fuzz_nifti_image)
 # races and leaks are what ASan and LSan find. Built where Qt is.
 gui=()
 if ninja -C build-asan -t targets all | grep -q '^test_controller_stress:'; then gui=(test_controller_stress); fi
-cmake --build build-asan -j"$(nproc)" --target recon_tests recon_io_tests reconstudio-cli "${fuzzers[@]}" "${gui[@]}"
+cmake --build build-asan -j"$(nproc)" --target recon_tests recon_io_tests recon_ct_tests reconstudio-cli "${fuzzers[@]}" "${gui[@]}"
 built=$(date +%s)
 
 export OMP_WAIT_POLICY=passive

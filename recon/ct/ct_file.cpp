@@ -42,7 +42,9 @@ public:
     std::string bytes;
 
 private:
-    void raw(const void* p, std::size_t n) { bytes.append(static_cast<const char*>(p), n); }
+    void raw(const void* p, std::size_t n) {
+        if (n > 0) bytes.append(static_cast<const char*>(p), n);  // an empty array's data() may be null
+    }
 };
 
 class Unpacker {
@@ -73,6 +75,7 @@ private:
     }
     void raw(void* p, std::size_t n) {
         if (at_ + n > b_.size()) throw Error("CT file: the reader's message is cut short");
+        if (n == 0) return;  // an empty array's data() may be null, which memcpy must not see
         std::memcpy(p, b_.data() + at_, n);
         at_ += n;
     }
