@@ -24,7 +24,8 @@ fuzzers=(fuzz_cfl_header fuzz_bart_dataset fuzz_hdf5_input fuzz_nifti_image)
 # The controller under 1,000 random requests (worker thread, queued signals, cancels): its
 # races and leaks are what ASan and LSan find. Built where Qt is.
 gui=()
-if ninja -C build-asan -t targets all | grep -q '^test_controller_stress:'; then gui=(test_controller_stress); fi
+# (grep reads the whole list: with -q it could stop early and pipefail would see ninja's SIGPIPE)
+if ninja -C build-asan -t targets all | grep '^test_controller_stress:' > /dev/null; then gui=(test_controller_stress); fi
 cmake --build build-asan -j"$(nproc)" --target recon_tests recon_io_tests recon_ct_tests reconstudio-cli "${fuzzers[@]}" "${gui[@]}"
 built=$(date +%s)
 
