@@ -7,6 +7,7 @@
 #include <random>
 
 #include "../test_support.hpp"
+#include "dense_gaussian.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/priors/priors.hpp"
 #include "recon/session/demo_cases.hpp"
@@ -29,16 +30,7 @@ TinyProblem tinyProblem() {
     const std::size_t n = p.g.voxels(), m = 12;  // underdetermined: the prior decides
     std::mt19937 rng(3);
     std::normal_distribution<double> nd;
-    p.a.rows = std::int64_t(m);
-    p.a.cols = std::int64_t(n);
-    p.a.row_ptr.push_back(0);
-    for (std::size_t r = 0; r < m; ++r) {
-        for (std::size_t c = 0; c < n; ++c) {
-            p.a.col.push_back(std::int32_t(c));
-            p.a.val.push_back(nd(rng));
-        }
-        p.a.row_ptr.push_back(std::int64_t(p.a.col.size()));
-    }
+    p.a = test::denseGaussian(m, n, rng, nd);
     ComplexArray x(n);
     for (int y = 0; y < 4; ++y)
         for (int xx = 0; xx < 4; ++xx) x[p.g.index(xx, y, 0)] = cdouble(xx < 2 ? 1.0 : 2.0, y < 2 ? 0.5 : -0.5);

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "../test_support.hpp"
+#include "dense_gaussian.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/priors/priors.hpp"
 #include "recon/session/demo_cases.hpp"
@@ -34,16 +35,7 @@ SmallProblem smallProblem() {
     const std::size_t n = p.g.voxels(), m = 96;
     std::mt19937 rng(5);
     std::normal_distribution<double> nd;
-    p.a.rows = std::int64_t(m);
-    p.a.cols = std::int64_t(n);
-    p.a.row_ptr.push_back(0);
-    for (std::size_t r = 0; r < m; ++r) {
-        for (std::size_t c = 0; c < n; ++c) {
-            p.a.col.push_back(std::int32_t(c));
-            p.a.val.push_back(nd(rng));
-        }
-        p.a.row_ptr.push_back(std::int64_t(p.a.col.size()));
-    }
+    p.a = test::denseGaussian(m, n, rng, nd);
     ComplexArray x(n);
     for (int y = 0; y < 8; ++y)
         for (int xx = 0; xx < 8; ++xx) x[p.g.index(xx, y, 0)] = cdouble(xx < 4 ? 1.0 : 2.0, y < 3 ? 0.5 : -0.5);
