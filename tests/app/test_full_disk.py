@@ -182,9 +182,43 @@ def batch(cli, library):
         print(f"OK batch summary: refused at 4 budgets up to {csv_size + json_size - 1} bytes, old pair kept")
 
 
+def ct(cli, library):
+    # The CT scan writer (its own HDF5 group, through the shared atomic writer): on a full disk
+    # the old scan stays byte for byte, nothing else is left, and the message names the file;
+    # a scan cannot be written over the scan the run reads, nor through a link to it.
+    with tempfile.TemporaryDirectory() as tmp:
+        scan = os.path.join(tmp, "scan.h5")
+        args = [cli, "simulate", "--modality", "ct", "--case", "ct-2d-sparse", "--quiet", "--output", scan]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            fail(f"the CT scan without the shim failed: {r.stderr}")
+        size = os.path.getsize(scan)
+        before = tree(tmp)
+        other = args[:5] + ["ct-2d", "--quiet", "--output", scan]
+        for budget in (0, size // 2, size - 1):
+            r = subprocess.run(other, capture_output=True, text=True, timeout=300, env=full_after(library, budget))
+            what = f"CT scan, full after {budget} of {size} bytes"
+            if r.returncode != 1 or "No space left on device" not in r.stderr or scan not in r.stderr:
+                fail(f"{what}: exit {r.returncode}, expected 1 naming the file and the reason: {r.stderr!r}")
+            if tree(tmp) != before:
+                fail(f"{what}: the old scan changed or something was left: {sorted(set(tree(tmp)) ^ set(before))}")
+        link = os.path.join(tmp, "link.h5")
+        os.symlink(scan, link)
+        for out in (scan, link):
+            r = subprocess.run([cli, "recon", "--input", scan, "--output", out, "--quiet"], capture_output=True, text=True,
+                               timeout=300)
+            if r.returncode == 0 or "overwrite" not in r.stderr:
+                fail(f"recon --input {scan} --output {out}: exit {r.returncode}, expected a refusal: {r.stderr!r}")
+        after = tree(tmp)
+        after.pop("link.h5", None)
+        if after != before:
+            fail("refusing to write over the input changed a file")
+        print(f"OK CT scan: refused at 0, {size // 2} and {size - 1} of {size} bytes and over its input, old scan kept")
+
+
 if __name__ == "__main__":
     mode, cli = sys.argv[1], sys.argv[2]
-    if mode in ("shim", "dicom", "batch"):
-        {"shim": shim, "dicom": dicom, "batch": batch}[mode](cli, sys.argv[3])
+    if mode in ("shim", "dicom", "batch", "ct"):
+        {"shim": shim, "dicom": dicom, "batch": batch, "ct": ct}[mode](cli, sys.argv[3])
     else:
         tmpfs(cli)
