@@ -2,7 +2,7 @@
 # The GPU machine's whole check in one script (docs/GPU.md): build the engine with
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
 # benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
-#   tests/recon/cuda/run_on_device.sh [build] [test] [sanitize] [bench] [bench-all] [ct-bench]
+#   tests/recon/cuda/run_on_device.sh [build] [test] [sanitize] [bench] [bench-all] [ct-bench] [ct-peers]
 # Logs and results go to $OUT (default ./out).
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}
@@ -59,4 +59,15 @@ if has ct-bench; then
   # The branchless CT projector's rows (issue 18): 256^3/360 views and 512^3/720 views.
   $B/tests/recon/cuda/ct_dd_bench --sizes 256 --cpu-views 4 2>&1 | tee "$OUT/ct-bench.txt"
   $B/tests/recon/cuda/ct_dd_bench --sizes 512 --cpu-views 2 2>&1 | tee -a "$OUT/ct-bench.txt"
+fi
+if has ct-peers; then
+  # ASTRA's CGLS and SIRT on our scans (issue 18; tools/ct/astra_iterative.py): its wheels carried in
+  # .whl, cuFFT replaced by the stand-in, the scans as .npz in ${CT_PEERS_DATA:-ct-peers-data}.
+  rm -rf /tmp/astra && mkdir -p /tmp/astra/nvidia/cufft/lib
+  unzip -q -o .whl/astra_toolbox-2.5.0-*.whl -d /tmp/astra && unzip -q -o .whl/nvidia_cuda_runtime_cu12-*.whl -d /tmp/astra
+  gcc -shared -fPIC -Wl,-soname,libcufft.so.11 -Wl,--version-script=tools/ct/cufft_standin.map \
+      -o /tmp/astra/nvidia/cufft/lib/libcufft.so.11 tools/ct/cufft_standin.c
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/ct-peers.txt"
+  PYTHONPATH=/tmp/astra python3 tools/ct/astra_iterative.py astra ${CT_PEERS_DATA:-ct-peers-data}/*.npz \
+      --json "$OUT/astra-iterative.json" 2>&1 | tee -a "$OUT/ct-peers.txt"
 fi
