@@ -64,7 +64,9 @@ if has ct-peers; then
   # ASTRA's CGLS and SIRT on our scans (issue 18; tools/ct/astra_iterative.py): its wheels carried in
   # .whl, cuFFT replaced by the stand-in, the scans as .npz in ${CT_PEERS_DATA:-ct-peers-data}.
   rm -rf /tmp/astra && mkdir -p /tmp/astra/nvidia/cufft/lib
-  unzip -q -o .whl/astra_toolbox-2.5.0-*.whl -d /tmp/astra && unzip -q -o .whl/nvidia_cuda_runtime_cu12-*.whl -d /tmp/astra
+  for w in .whl/astra_toolbox-2.5.0-*.whl .whl/nvidia_cuda_runtime_cu12-*.whl; do
+    python3 -m zipfile -e "$w" /tmp/astra || exit 1  # no unzip there; a wheel is a zip
+  done
   gcc -shared -fPIC -Wl,-soname,libcufft.so.11 -Wl,--version-script=tools/ct/cufft_standin.map \
       -o /tmp/astra/nvidia/cufft/lib/libcufft.so.11 tools/ct/cufft_standin.c
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/ct-peers.txt"
