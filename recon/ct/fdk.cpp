@@ -118,19 +118,28 @@ std::vector<double> fdk(const CtGeometry& geometry, const std::vector<double>& p
     const FftPlan<double> backward({size, 1, 1}, 1, FftDirection::Backward);
     const double step = full ? 0.5 * fullScanStep(beam) : angularSpan(beam) / double(beam.views() - 1);
 
-    // Views go in blocks: each view of a block is filtered (progress and cancel per view), then
-    // the block is backprojected with threads over voxel rows and the block's views inside,
-    // so the threads meet once per block rather than once per view.
+    // Views go in blocks: the block's views are filtered with threads over views (each its own
+    // buffer; FFTW's execute is thread-safe and, inside the parallel region, single-threaded: a
+    // row is far too short to split), then backprojected with threads over voxel rows and the
+    // block's views inside, so the threads meet twice per block. A single-threaded filter between
+    // the parallel backprojections had the idle thread spin through it (OpenMP's active wait):
+    // with 2 threads on a loaded machine ten times the CPU time of one thread (docs/CT_PEERS.md).
+    // Progress per view filtered; cancel between views (thrown after the parallel loop).
     constexpr std::size_t kBlock = 32;
     const std::size_t per_view = std::size_t(nu) * nv;
     std::vector<double> volume(vol.voxels(), 0.0), filtered(kBlock * per_view);
-    std::vector<std::complex<double>> buffer(size);
     const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+    std::vector<std::vector<std::complex<double>>> buffers(static_cast<std::size_t>(threads),
+                                                           std::vector<std::complex<double>>(static_cast<std::size_t>(size)));
     const int nx = vol.size[0], ny = vol.size[1], nz = vol.size[2];
     const double u_first = beam.pixelU(0), v_first = beam.pixelV(0);
+    std::size_t views_filtered = 0;
     for (std::size_t block = 0; block < beam.views(); block += kBlock) {
         const std::size_t count = std::min(kBlock, beam.views() - block);
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
         for (std::size_t b = 0; b < count; ++b) {
+            if (progress.cancelled()) continue;  // cancel takes effect between views
+            std::vector<std::complex<double>>& buffer = buffers[std::size_t(omp_get_thread_num())];
             const std::size_t view = block + b;
             const double* p = projections.data() + view * per_view;
             double* q = filtered.data() + b * per_view;
@@ -154,8 +163,10 @@ std::vector<double> fdk(const CtGeometry& geometry, const std::vector<double>& p
                     if (pair) q[std::size_t(iv + 1) * nu + iu] = buffer[iu].imag();
                 }
             }
-            progress.update(double(view) / beam.views());
+#pragma omp critical(fdk_progress)
+            if (progress.report && !progress.cancelled()) progress.report(double(++views_filtered) / beam.views());
         }
+        progress.check();
         // Voxel-driven backprojection of the block.
 #pragma omp parallel for schedule(static) collapse(2) num_threads(threads)
         for (int k = 0; k < nz; ++k)

@@ -131,9 +131,9 @@ def astra_rows(args):
     return 0
 
 
-SETTINGS = {  # label -> extra `compare` arguments
-    "ours fd (default)": [],
-    "ours CG λ=0 unweighted (= CGLS)": ["--lambda", "0", "--unweighted"],
+SETTINGS = {  # key -> (row label, extra `compare` arguments)
+    "default": ("ours fd (default)", []),
+    "cgls": ("ours CG λ=0 unweighted (= CGLS)", ["--lambda", "0", "--unweighted"]),
 }
 
 
@@ -141,7 +141,10 @@ def ours_rows(args):
     out = []
     for path in args.scans:
         name = os.path.splitext(os.path.basename(path))[0]
-        for label, extra in SETTINGS.items():
+        for key in args.settings.split(","):
+            if key not in SETTINGS:
+                raise SystemExit(f"unknown setting '{key}' ({', '.join(SETTINGS)})")
+            label, extra = SETTINGS[key]
             cmd = [args.cli, "compare", "--modality", "ct", "--input", path, "--iterations", str(max(BUDGETS)),
                    "--backend", args.backend, "--json", *extra]
             t0 = time.perf_counter()
@@ -166,9 +169,9 @@ def ours_rows(args):
                                 error_percent=error, lam=summary["lambda"], weighted=summary["weighted"]))
             print(f"{name} {label}: " + ", ".join(f"{b}: {progress[b][0]:.2f} dB" for b in BUDGETS) +
                   f" ({summary['backend']}, {seconds:.0f} s)", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(rows=out), f, indent=1)
+            if args.json:  # after each run: the runs are long on a CPU
+                with open(args.json, "w") as f:
+                    json.dump(dict(rows=out), f, indent=1)
     return 0
 
 
@@ -206,6 +209,7 @@ def main():
     p.add_argument("scans", nargs="+")
     p.add_argument("--cli", required=True)
     p.add_argument("--backend", default="cpu")
+    p.add_argument("--settings", default="default,cgls", help=f"comma separated, of {', '.join(SETTINGS)}")
     p.add_argument("--json")
     p = sub.add_parser("table", help="the rows of several JSON files as one Markdown table")
     p.add_argument("files", nargs="+")
