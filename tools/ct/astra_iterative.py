@@ -133,6 +133,7 @@ def astra_rows(args):
 
 SETTINGS = {  # key -> (row label, extra `compare` arguments)
     "default": ("ours fd (default)", []),
+    "unweighted": ("ours fd, W = I", ["--unweighted"]),
     "cgls": ("ours CG λ=0 unweighted (= CGLS)", ["--lambda", "0", "--unweighted"]),
 }
 
