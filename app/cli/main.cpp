@@ -110,6 +110,10 @@ Reconstruction:
                          combination, Walsh et al. 2000) | lowres (low-resolution images / their
                          root sum of squares) | FILE (BART cfl [x,y,z,coils], e.g. from bart ecalib)
   --virtual-coils K      compress the coils to K virtual coils (PCA) before reconstructing
+  --gpus N|all|LIST      CUDA devices to split over: SENSE's coils (--coil-combine sense; CG stays
+                         on the first) and GPU.Multi's voxels (--method multi). N: the first N GPUs;
+                         all: every visible GPU; LIST: device indices, e.g. 0,1,2,3 (one given GPU:
+                         3,); a repeated index is a logical device of that GPU on its own stream
   --threads N            CPU threads
   --json                 (compare) also print one JSON object as the last line
   --quiet                no progress bar
@@ -257,12 +261,23 @@ Loaded loadData(const Arguments& a) {
     return l;
 }
 
+std::vector<int> parseGpus(const std::string& v);
+
 std::shared_ptr<Backend> makeBackend(const Arguments& a, bool quiet) {
     if (a.has("threads")) {  // more than a few per hardware thread only slows a run down
         const int most = std::max(64, 4 * int(std::thread::hardware_concurrency()));
         setCpuThreads(a.integerIn("threads", 0, 1, most));
     }
     std::string note;
+    if (a.has("gpus")) {
+        if (parseBackendChoice(a.get("backend", "auto")) == BackendChoice::Cpu)
+            throw UsageError("--gpus needs the CUDA backend (--backend cuda or auto), not --backend cpu");
+        const int first = parseGpus(a.get("gpus")).front();
+        std::shared_ptr<Backend> b = createCudaBackend(parsePrecision(a.get("precision", "float32")), first, &note);
+        if (!b) throw Error("--gpus: CUDA backend unavailable: " + note);
+        if (!quiet) std::fprintf(stderr, "using %s (GPU %d)\n", b->info().describe().c_str(), first);
+        return b;
+    }
     std::shared_ptr<Backend> b = createBackend(parseBackendChoice(a.get("backend", "auto")),
                                                parsePrecision(a.get("precision", "float32")), &note);
     if (!quiet) std::fprintf(stderr, "%s\n", note.c_str());
@@ -296,12 +311,42 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     return o;
 }
 
+// --gpus: N (the first N GPUs), all, or a comma-separated list of device indices (repeats allowed).
+std::vector<int> parseGpus(const std::string& v) {
+    const int visible = cudaDeviceCount();
+    std::vector<int> gpus;
+    auto number = [&](const std::string& item) {
+        if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+            throw UsageError("--gpus takes N, all, or device indices like 0,1 (got '" + v + "')");
+        return std::stoi(item);
+    };
+    if (v == "all") {
+        for (int i = 0; i < visible; ++i) gpus.push_back(i);
+    } else if (v.find(',') == std::string::npos) {
+        const int n = number(v);
+        if (n < 1) throw UsageError("--gpus " + v + ": at least one GPU");
+        if (n > visible) throw UsageError("--gpus " + v + ": " + std::to_string(visible) + " GPU(s) visible");
+        for (int i = 0; i < n; ++i) gpus.push_back(i);
+    } else {
+        std::stringstream in(v);
+        std::string item;
+        while (std::getline(in, item, ',')) {
+            const int g = number(item);
+            if (g >= visible)
+                throw UsageError("--gpus " + v + ": device " + item + " does not exist (" + std::to_string(visible) + " visible)");
+            gpus.push_back(g);
+        }
+    }
+    if (gpus.empty()) throw UsageError("--gpus " + v + ": no GPU visible");
+    return gpus;
+}
+
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
                                             "units", "matrix", "basis"};
 const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "sparse-solver",
                                              "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
-                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner"};
+                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "gpus"};
 
 std::set<std::string> merged(std::initializer_list<std::set<std::string>> sets) {
     std::set<std::string> out;
@@ -344,6 +389,23 @@ Job prepareJob(const Arguments& a, bool quiet) {
     j.session = std::make_unique<ReconstructionSession>(j.backend);
     j.session->setDataset(j.loaded.data);
     j.opts = solveOptions(a, j.loaded.spec);
+    if (a.has("gpus")) {
+        // The first device is the session's backend (CG runs there); each further entry is a
+        // backend of its own: another GPU, or the same GPU again on a stream of its own.
+        const std::vector<int> gpus = parseGpus(a.get("gpus"));
+        std::vector<SplitDevice> devices{{j.backend, "GPU " + std::to_string(gpus[0])}};
+        for (std::size_t i = 1; i < gpus.size(); ++i) {
+            std::string why;
+            std::shared_ptr<Backend> b = createCudaBackend(j.backend->info().precision, gpus[i], &why);
+            if (!b) throw Error("--gpus: GPU " + std::to_string(gpus[i]) + ": " + why);
+            const auto repeats = std::count(gpus.begin(), gpus.begin() + std::ptrdiff_t(i), gpus[i]);
+            devices.push_back({b, "GPU " + std::to_string(gpus[i]) + (repeats ? " (stream " + std::to_string(repeats + 1) + ")" : "")});
+        }
+        j.session->setSenseDevices(std::move(devices));
+        j.opts.method.devices = gpus;
+        if (!quiet && gpus.size() > 1)
+            std::fprintf(stderr, "--gpus: SENSE's coils and GPU.Multi split over %zu devices\n", gpus.size());
+    }
     const std::string maps = a.get("coil-maps", toString(SolveOptions{}.coil_maps));
     std::optional<CoilMapMethod> method;
     try {

@@ -82,6 +82,15 @@ public:
     // Lets a backend (or its operators) finish queued work before the host reads a result.
     virtual void synchronize() {}
 
+    // Direct copies between this space and another backend's, issued on this space's queue
+    // (peer copies between GPUs). False: no direct path; the caller goes through host memory
+    // (linop/distributed_stack.cpp). The other space's work on its vector must be finished
+    // (its synchronize()) before either call.
+    // pullFrom: mine = theirs, ordered before this space's later work.
+    virtual bool pullFrom(VectorSpace& /*other*/, const Vector& /*theirs*/, Vector& /*mine*/) { return false; }
+    // pushTo: theirs = mine, complete when it returns.
+    virtual bool pushTo(const Vector& /*mine*/, VectorSpace& /*other*/, Vector& /*theirs*/) { return false; }
+
     // Helpers built on the above.
     Vector fromHost(const ComplexArray& host) {
         Vector v = make(host.size());
