@@ -314,6 +314,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
 // --gpus: N (the first N GPUs), all, or a comma-separated list of device indices (repeats allowed).
 std::vector<int> parseGpus(const std::string& v) {
     const int visible = cudaDeviceCount();
+    if (visible == 0) throw UsageError("--gpus " + v + ": no CUDA GPU is visible to this program");
     std::vector<int> gpus;
     auto number = [&](const std::string& item) {
         if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
