@@ -119,6 +119,7 @@ void copyAcross(VectorSpace& self, VectorSpace& from_space, const Vector& from, 
 
 struct DistributedStack::Impl {
     struct Part {
+        std::shared_ptr<const void> owner;  // first: released after the part's vectors and operator
         StackPart p;
         VectorSpace* space = nullptr;
         bool at_home = false;
@@ -144,6 +145,7 @@ struct DistributedStack::Impl {
         std::size_t offset = 0;
         for (StackPart& sp : ps) {
             Part p;
+            p.owner = sp.owner;
             p.space = &sp.op->space();
             p.at_home = p.space == &home;
             p.offset = offset;

@@ -23,6 +23,9 @@ namespace recon {
 struct StackPart {
     LinearOperatorPtr op;  // lives on its own space (which may be `home`)
     std::string where;     // names the device in messages, e.g. "GPU 1"
+    // What owns op's space (its backend), kept alive as long as the stack and released after
+    // everything made on that space; null where the caller keeps the space alive.
+    std::shared_ptr<const void> owner = nullptr;
 };
 
 // What the parts' communication cost, summed over the applications since the last reset.

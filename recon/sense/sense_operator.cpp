@@ -104,7 +104,7 @@ LinearOperatorPtr splitSense(VectorSpace& home, const std::vector<SplitDevice>& 
         const std::size_t first = coils * d / shares, last = coils * (d + 1) / shares;
         const ComplexArray share(maps.begin() + std::ptrdiff_t(first * voxels), maps.begin() + std::ptrdiff_t(last * voxels));
         const std::string where = devices[d].name + " (coils " + std::to_string(first) + "-" + std::to_string(last - 1) + ")";
-        parts.push_back({std::make_shared<const SenseOperator>(fourier_on(*devices[d].backend), share), where});
+        parts.push_back({std::make_shared<const SenseOperator>(fourier_on(*devices[d].backend), share), where, devices[d].backend});
     }
     return distributedStack(home, std::move(parts));
 }

@@ -55,7 +55,8 @@ struct SplitDevice {
 // its coils on its device, made with `fourier_on(device)` (the single-coil encoding operator
 // there, its normal that device's copy of the one Toeplitz kernel), all seen from `home` as
 // one operator whose normal sums the shares' partial normals every application
-// (linop/distributed_stack.hpp). One device that is `home`: the plain SenseOperator.
+// (linop/distributed_stack.hpp), which keeps the devices' backends alive. One device that is
+// `home`: the plain SenseOperator.
 LinearOperatorPtr splitSense(VectorSpace& home, const std::vector<SplitDevice>& devices, const ComplexArray& maps,
                              std::size_t voxels, const std::function<LinearOperatorPtr(Backend&)>& fourier_on);
 
