@@ -72,6 +72,10 @@ def usage(cli):
          "/nonexistent/maps"),
         (["compare", "--case", "radial-2d-8coil", "--coil-combine", "sense", "--coil-maps", "esprit"],
          "espirit, walsh, lowres or a BART cfl file"),
+        (["compare", "--case", "small-2d", "--backend", "cpu", "--gpus", "0"], "--gpus needs the CUDA backend"),
+        # With or without a GPU the message names the option and its value.
+        (["compare", "--case", "small-2d", "--gpus", "0,x"], "--gpus 0,x"),
+        (["compare", "--case", "small-2d", "--gpus", "0,999"], "--gpus 0,999:"),
     ]
     for args, expected in checks:
         r = run(cli, *args, timeout=120)
