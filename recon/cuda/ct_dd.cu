@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -57,16 +58,36 @@ __device__ __forceinline__ float sampleImage(cudaTextureObject_t tex, const floa
         return softBilinear(img, nb, nz, i, eta, zeta);
 }
 
+// Linear interpolation along a line of nodes node(0 … n) at positions that mostly rise by
+// about one node per sample (neighbouring detector or voxel boundaries): the two nodes
+// around the last position stay in registers, so each node is read about once instead of
+// twice. Same operations, same result, as interpolating each sample afresh.
+struct NodeWalk {
+    int k = -2;
+    float lo = 0.0f, hi = 0.0f;
+    template <class Node>
+    __device__ __forceinline__ float at(float x, int n, Node node) {
+        x = fminf(fmaxf(x, 0.0f), float(n));
+        const int kk = min(int(x), n - 1);
+        if (kk != k) {
+            if (kk == k + 1) lo = hi;
+            else lo = node(kk);
+            hi = node(kk + 1);
+            k = kk;
+        }
+        return fmaf(x - float(kk), hi - lo, lo);
+    }
+};
+
 // Rows of detector cells one thread accumulates: neighbouring cells in a column share
 // their v boundary, so kCells cells take 2 (kCells + 1) samples per slice instead of 4 kCells.
 // The texture path keeps 4: its unrolled fetches hold more registers, and 8 spills there.
 template <bool Hardware>
 constexpr int kCellsFor = Hardware ? 4 : 8;
 
-template <bool Hardware, int A>
+template <bool Hardware, int A, bool Walk = false, int kCells = kCellsFor<Hardware>>
 __global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* views, cudaTextureObject_t tex,
                                                      const float* img, float* proj) {
-    constexpr int kCells = kCellsFor<Hardware>;
     const int iu = blockIdx.x * blockDim.x + threadIdx.x;
     const int iv0 = (blockIdx.y * blockDim.y + threadIdx.y) * kCells;
     const int view = views[blockIdx.z];
@@ -86,12 +107,40 @@ __global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* 
         const float dzeta = t.planar ? 1.0f : tc * t.pv_over_dz;
         const float norm = 1.0f / ((eb - ea) * dzeta);
         float previous = 0.0f;
+        if constexpr (Walk && !Hardware) {
+            // Software interpolation, the samples of each footprint edge walking up the slice's
+            // rows: first along η (fixed for the slice), then along ζ (softBilinear's operations).
+            auto line = [&](float eta) {
+                eta = fminf(fmaxf(eta, 0.0f), float(nb));
+                const int j = min(int(eta), nb - 1);
+                return std::pair<const float*, float>(img + std::size_t(i) * (nz + 1) * (nb + 1) + j, eta - float(j));
+            };
+            const auto [pa, fa] = line(ea);
+            const auto [pb, fb] = line(eb);
+            auto nodeA = [&](int k) {
+                const float* q = pa + std::size_t(k) * (nb + 1);
+                return fmaf(fa, __ldg(q + 1) - __ldg(q), __ldg(q));
+            };
+            auto nodeB = [&](int k) {
+                const float* q = pb + std::size_t(k) * (nb + 1);
+                return fmaf(fb, __ldg(q + 1) - __ldg(q), __ldg(q));
+            };
+            NodeWalk wa, wb;
 #pragma unroll
-        for (int c = 0; c <= kCells; ++c) {
-            const float z = t.planar ? float(c) : fmaf(tc, vz[c], -t.z0);
-            const float e = sampleImage<Hardware>(tex, img, nb, nz, i, eb, z) - sampleImage<Hardware>(tex, img, nb, nz, i, ea, z);
-            if (c > 0) acc[c - 1] = fmaf(e - previous, norm, acc[c - 1]);
-            previous = e;
+            for (int c = 0; c <= kCells; ++c) {
+                const float z = t.planar ? float(c) : fmaf(tc, vz[c], -t.z0);
+                const float e = wb.at(z, nz, nodeB) - wa.at(z, nz, nodeA);
+                if (c > 0) acc[c - 1] = fmaf(e - previous, norm, acc[c - 1]);
+                previous = e;
+            }
+        } else {
+#pragma unroll
+            for (int c = 0; c <= kCells; ++c) {
+                const float z = t.planar ? float(c) : fmaf(tc, vz[c], -t.z0);
+                const float e = sampleImage<Hardware>(tex, img, nb, nz, i, eb, z) - sampleImage<Hardware>(tex, img, nb, nz, i, ea, z);
+                if (c > 0) acc[c - 1] = fmaf(e - previous, norm, acc[c - 1]);
+                previous = e;
+            }
         }
     }
     const float scale = t.len_scale[col], inplane2 = t.len_inplane2[col];
@@ -159,7 +208,7 @@ __device__ __forceinline__ float sampleColumn(cudaTextureObject_t tex, const flo
 
 // z voxels one backprojection thread accumulates: neighbouring voxels of a column share
 // their z boundary, so kStrip voxels take kStrip + 1 samples per detector column.
-constexpr int kStrip = 16;
+constexpr int kStripDefault = 16;
 
 // The adjoint, gathered voxel by voxel without atomics or barriers. One thread per (x, y)
 // and kStrip voxels along z loops over the views [v0, v1), its sums in registers, and
@@ -173,7 +222,7 @@ constexpr int kStrip = 16;
 // cells' u edges, exact within each cell) and K(μ) = Σ_{c < ⌊μ⌋} H(c) + frac(μ) H(⌊μ⌋),
 // the voxel takes K(μ(j + 1)) − K(μ(j)); only the 2 or 3 columns between μ(j) and
 // μ(j + 1) have non-zero weights, so no scan over the detector row is needed.
-template <bool Hardware>
+template <bool Hardware, bool Walk = false, int kStrip = kStripDefault>
 __global__ void __launch_bounds__(128) backprojectKernel(DeviceTables t, int v0, int v1, cudaTextureObject_t tex,
                                                          const float* r, float* volume, bool accumulate) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -226,12 +275,26 @@ __global__ void __launch_bounds__(128) backprojectKernel(DeviceTables t, int v0,
             }
             // Boundary k in column c's cell units (the planar case: the slice's whole height).
             auto gamma = [&](int k) { return t.planar ? float(k) : fmaf(float(k) + t.z0, inv, -t.vz0_over_pvdz); };
-            float previous = sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, gamma(k0));
+            if constexpr (Walk && !Hardware) {
+                // The column's rows read once each, walking up with the voxel boundaries.
+                const float* p = r + std::size_t(view) * (t.nv + 1) * nu + c;
+                auto node = [&](int row) { return __ldg(p + std::size_t(row) * nu); };
+                NodeWalk walk;
+                float previous = walk.at(gamma(k0), t.nv, node);
 #pragma unroll
-            for (int q = 0; q < kStrip; ++q) {
-                const float next = sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, gamma(k0 + q + 1));
-                acc[q] = fmaf(w, next - previous, acc[q]);
-                previous = next;
+                for (int q = 0; q < kStrip; ++q) {
+                    const float next = walk.at(gamma(k0 + q + 1), t.nv, node);
+                    acc[q] = fmaf(w, next - previous, acc[q]);
+                    previous = next;
+                }
+            } else {
+                float previous = sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, gamma(k0));
+#pragma unroll
+                for (int q = 0; q < kStrip; ++q) {
+                    const float next = sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, gamma(k0 + q + 1));
+                    acc[q] = fmaf(w, next - previous, acc[q]);
+                    previous = next;
+                }
             }
         }
     }
@@ -402,6 +465,7 @@ struct CudaDdProjector::Impl {
     DeviceBuffer<float> columns;    // the adjoint's weighted integrals along v
     FilteredArray columns_array;
     bool hw = false;
+    int fp_variant = 0, bp_variant = 0;  // EXPERIMENT (RECONSTUDIO_CT_DD_VARIANT=fp,bp): kernel variants to compare
 
     // The host calls: device sides, a copy stream beside the compute stream, two page-locked
     // staging buffers used in turn, and the events that order them.
@@ -435,6 +499,10 @@ CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpola
     : impl_(std::make_unique<Impl>()), interpolation_(interpolation), stream_(stream) {
     Impl& d = *impl_;
     d.hw = interpolation == ct::DdInterpolation::Hardware;
+    if (const char* v = std::getenv("RECONSTUDIO_CT_DD_VARIANT"); v && std::strlen(v) >= 3) {
+        d.fp_variant = v[0] - '0';
+        d.bp_variant = v[2] - '0';
+    }
     d.host = ct::makeDdTables(geometry);
     const ct::DdTables& h = d.host;
     DeviceTables& t = d.t;
@@ -544,14 +612,19 @@ void CudaDdProjector::Impl::projectViews(float* projections, int v0, int v1, cud
         if (count <= 0) continue;
         const int* v = views[a].data() + first;
         const dim3 block(32, 4);
-        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, hw ? kCellsFor<true> : kCellsFor<false>), block.y), unsigned(count));
+        const int cells = hw ? kCellsFor<true> : fp_variant == 2 ? 16 : 8;
+        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, cells), block.y), unsigned(count));
         const cudaTextureObject_t tex = hw ? image_array[a].texture() : 0;
         const float* img = image[a].data();
         if (a == 0) {
             if (hw) projectKernel<true, 0><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else if (fp_variant == 1) projectKernel<false, 0, true, 8><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else if (fp_variant == 2) projectKernel<false, 0, true, 16><<<grid, block, 0, s>>>(t, v, tex, img, projections);
             else projectKernel<false, 0><<<grid, block, 0, s>>>(t, v, tex, img, projections);
         } else {
             if (hw) projectKernel<true, 1><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else if (fp_variant == 1) projectKernel<false, 1, true, 8><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else if (fp_variant == 2) projectKernel<false, 1, true, 16><<<grid, block, 0, s>>>(t, v, tex, img, projections);
             else projectKernel<false, 1><<<grid, block, 0, s>>>(t, v, tex, img, projections);
         }
         checkLaunch("CT DD projection");
@@ -582,8 +655,11 @@ void CudaDdProjector::Impl::backprojectViews(const float* projections, float* vo
     // that slice across x, whose columns and rows spread over many cache lines; a square tile
     // reads few lines for either axis's views.
     const dim3 block(8, 16);
-    const dim3 grid(blocksFor(t.n[0], block.x), blocksFor(t.n[1], block.y), blocksFor(t.n[2], kStrip));
+    const int strip = !hw && bp_variant == 2 ? 32 : kStripDefault;
+    const dim3 grid(blocksFor(t.n[0], block.x), blocksFor(t.n[1], block.y), blocksFor(t.n[2], strip));
     if (hw) backprojectKernel<true><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
+    else if (bp_variant == 1) backprojectKernel<false, true, 16><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
+    else if (bp_variant == 2) backprojectKernel<false, true, 32><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
     else backprojectKernel<false><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
     checkLaunch("CT DD backprojection");
 }
