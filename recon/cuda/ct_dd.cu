@@ -31,7 +31,7 @@ struct DeviceTables {
     const float* row_height;
     const int* axis;  // per view: the slicing axis a
     float z0, pv_over_dz, vz0_over_pvdz;
-    float dso, dsd, u_first_edge, pixel_u, inv_pixel_u;
+    float dso, dsd, u_first_edge, inv_pixel_u;
     float edge[3], voxel[3];
 };
 
@@ -46,19 +46,6 @@ __device__ __forceinline__ float softBilinear(const float* img, int nb, int nz, 
     const float* p = img + (std::size_t(i) * (nz + 1) + k) * (nb + 1) + j;
     const float a = fmaf(fj, __ldg(p + 1) - __ldg(p), __ldg(p));
     const float b = fmaf(fj, __ldg(p + nb + 2) - __ldg(p + nb + 1), __ldg(p + nb + 1));
-    return fmaf(fk, b - a, a);
-}
-
-// The same sample from the slices' node quads: quad (i, k, j) holds nodes (j, k), (j + 1, k),
-// (j, k + 1), (j + 1, k + 1) of slice i, so one 16-byte load brings all four.
-__device__ __forceinline__ float quadBilinear(const float4* quads, int nb, int nz, int i, float eta, float zeta) {
-    eta = fminf(fmaxf(eta, 0.0f), float(nb));
-    zeta = fminf(fmaxf(zeta, 0.0f), float(nz));
-    const int j = min(int(eta), nb - 1), k = min(int(zeta), nz - 1);
-    const float fj = eta - float(j), fk = zeta - float(k);
-    const float4 q = __ldg(quads + (std::size_t(i) * nz + k) * nb + j);
-    const float a = fmaf(fj, q.y - q.x, q.x);
-    const float b = fmaf(fj, q.w - q.z, q.z);
     return fmaf(fk, b - a, a);
 }
 
@@ -77,10 +64,9 @@ __device__ __forceinline__ float sampleImage(cudaTextureObject_t tex, const floa
 template <bool Hardware>
 constexpr int kCellsFor = Hardware ? 4 : 8;
 
-template <bool Hardware, int A, bool Quads = false>
-__global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* views, cudaTextureObject_t tex,
-                                                     const float* img, const float4* quads, float* proj) {
-    constexpr int kCells = kCellsFor<Hardware>;
+template <bool Hardware, int A, int kCells>
+__device__ __forceinline__ void projectBody(const DeviceTables& t, const int* views, cudaTextureObject_t tex,
+                                            const float* img, float* proj) {
     const int iu = blockIdx.x * blockDim.x + threadIdx.x;
     const int iv0 = (blockIdx.y * blockDim.y + threadIdx.y) * kCells;
     const int view = views[blockIdx.z];
@@ -103,9 +89,7 @@ __global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* 
 #pragma unroll
         for (int c = 0; c <= kCells; ++c) {
             const float z = t.planar ? float(c) : fmaf(tc, vz[c], -t.z0);
-            float e;
-            if constexpr (Quads) e = quadBilinear(quads, nb, nz, i, eb, z) - quadBilinear(quads, nb, nz, i, ea, z);
-            else e = sampleImage<Hardware>(tex, img, nb, nz, i, eb, z) - sampleImage<Hardware>(tex, img, nb, nz, i, ea, z);
+            const float e = sampleImage<Hardware>(tex, img, nb, nz, i, eb, z) - sampleImage<Hardware>(tex, img, nb, nz, i, ea, z);
             if (c > 0) acc[c - 1] = fmaf(e - previous, norm, acc[c - 1]);
             previous = e;
         }
@@ -118,6 +102,12 @@ __global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* 
         const float h = t.row_height[iv];
         proj[(std::size_t(view) * t.nv + iv) * t.nu + iu] = scale * sqrtf(fmaf(h, h, inplane2)) * acc[c];
     }
+}
+
+template <bool Hardware, int A, int kCells = kCellsFor<Hardware>>
+__global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* views, cudaTextureObject_t tex,
+                                                     const float* img, float* proj) {
+    projectBody<Hardware, A, kCells>(t, views, tex, img, proj);
 }
 
 // Centred running sums along lines, accumulated in float64: out[m] = Σ_{m' < m} w_m' in[m'] − (the same
@@ -168,20 +158,12 @@ __global__ void centredPrefixKernel(Lines l, const float* in, float* out, Device
     }
 }
 
-template <bool Hardware>
-__device__ __forceinline__ float sampleColumn(cudaTextureObject_t tex, const float* r, int nu, int nv, int view, int iu,
-                                              float gamma) {
-    if constexpr (Hardware) {
-        return tex3D<float>(tex, float(iu) + 0.5f, gamma + 0.5f, float(view) + 0.5f);
-    } else {
-        gamma = fminf(fmaxf(gamma, 0.0f), float(nv));
-        const int c = min(int(gamma), nv - 1);
-        const float f = gamma - float(c);
-        const float* p = r + (std::size_t(view) * (nv + 1) + c) * nu + iu;
-        return fmaf(f, __ldg(p + nu) - __ldg(p), __ldg(p));
-    }
+// The adjoint's integral of view `view`, column iu, at γ (cell units): the texture's
+// linear filtering over the scalar table, or the software interpolation over node pairs
+// (one 8-byte load for both nodes).
+__device__ __forceinline__ float textureLinear(cudaTextureObject_t tex, int view, int iu, float gamma) {
+    return tex3D<float>(tex, float(iu) + 0.5f, gamma + 0.5f, float(view) + 0.5f);
 }
-
 __device__ __forceinline__ float pairLinear(const float2* r, int nu, int nv, int view, int iu, float gamma) {
     gamma = fminf(fmaxf(gamma, 0.0f), float(nv));
     const int c = min(int(gamma), nv - 1);
@@ -205,9 +187,13 @@ constexpr int kStrip = 16;
 // cells' u edges, exact within each cell) and K(μ) = Σ_{c < ⌊μ⌋} H(c) + frac(μ) H(⌊μ⌋),
 // the voxel takes K(μ(j + 1)) − K(μ(j)); only the 2 or 3 columns between μ(j) and
 // μ(j + 1) have non-zero weights, so no scan over the detector row is needed.
-template <bool Hardware, bool Pairs>
-__device__ __forceinline__ void backprojectBody(const DeviceTables& t, int v0, int v1, int strip0, cudaTextureObject_t tex,
-                                                const float* r, const float2* r2, float* volume, bool accumulate) {
+//
+// 8 blocks of 128 threads per multiprocessor on the software path (at most 64 registers):
+// more warps in flight than the 72 registers it takes unbounded, and no spills.
+template <bool Hardware>
+__global__ void __launch_bounds__(128, Hardware ? 6 : 8)
+    backprojectKernel(DeviceTables t, int v0, int v1, int strip0, cudaTextureObject_t tex, const float2* pairs,
+                      float* volume, bool accumulate) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
     const int k0 = (strip0 + int(blockIdx.z)) * kStrip;
     if (x >= t.n[0] || y >= t.n[1]) return;
@@ -230,7 +216,7 @@ __device__ __forceinline__ void backprojectBody(const DeviceTables& t, int v0, i
             const float px = a == 0 ? plane : b, py = a == 0 ? b : plane;
             const float xi = px * cb + py * sb, psi = py * cb - px * sb;
             const float u = psi * t.dsd / (t.dso - xi);
-            const int m = min(max(int(floorf(Pairs ? (u - t.u_first_edge) * t.inv_pixel_u : (u - t.u_first_edge) / t.pixel_u)), 0), nu - 1);
+            const int m = min(max(int(floorf((u - t.u_first_edge) * t.inv_pixel_u)), 0), nu - 1);
             const float em = fmaf(__ldg(t.eta1 + m0 + m), di, __ldg(t.eta_mid + m0 + m));
             const float em1 = fmaf(__ldg(t.eta1 + m0 + m + 1), di, __ldg(t.eta_mid + m0 + m + 1));
             return fminf(fmaxf(float(m) + (float(jb) - em) / (em1 - em), 0.0f), float(nu));
@@ -259,8 +245,8 @@ __device__ __forceinline__ void backprojectBody(const DeviceTables& t, int v0, i
             // Boundary k in column c's cell units (the planar case: the slice's whole height).
             auto gamma = [&](int k) { return t.planar ? float(k) : fmaf(float(k) + t.z0, inv, -t.vz0_over_pvdz); };
             auto sample = [&](float g) {
-                if constexpr (Pairs) return pairLinear(r2, nu, t.nv, view, c, g);
-                else return sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, g);
+                if constexpr (Hardware) return textureLinear(tex, view, c, g);
+                else return pairLinear(pairs, nu, t.nv, view, c, g);
             };
             float previous = sample(gamma(k0));
 #pragma unroll
@@ -278,27 +264,6 @@ __device__ __forceinline__ void backprojectBody(const DeviceTables& t, int v0, i
         const std::size_t at = std::size_t(x) + std::size_t(t.n[0]) * (y + std::size_t(t.n[1]) * k);
         volume[at] = accumulate ? volume[at] + acc[q] : acc[q];
     }
-}
-
-template <bool Hardware, bool Pairs = false>
-__global__ void __launch_bounds__(128) backprojectKernel(DeviceTables t, int v0, int v1, int strip0, cudaTextureObject_t tex,
-                                                         const float* r, const float2* r2, float* volume, bool accumulate) {
-    backprojectBody<Hardware, Pairs>(t, v0, v1, strip0, tex, r, r2, volume, accumulate);
-}
-__global__ void __launch_bounds__(128, 8) backprojectKernelDense(DeviceTables t, int v0, int v1, int strip0, cudaTextureObject_t tex,
-                                                                 const float* r, const float2* r2, float* volume, bool accumulate) {
-    backprojectBody<false, true>(t, v0, v1, strip0, tex, r, r2, volume, accumulate);
-}
-
-// Slice i's node quads from its integral image (quadBilinear's layout).
-__global__ void quadsKernel(const float* img, float4* quads, int nb, int nz, int na) {
-    const std::size_t id = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (id >= std::size_t(na) * nz * nb) return;
-    const int j = int(id % nb);
-    const std::size_t ik = id / nb;
-    const int k = int(ik % nz), i = int(ik / nz);
-    const float* p = img + (std::size_t(i) * (nz + 1) + k) * (nb + 1) + j;
-    quads[id] = make_float4(p[0], p[1], p[nb + 1], p[nb + 2]);
 }
 
 // A float32 device copy of a host table.
@@ -484,8 +449,7 @@ struct CudaDdProjector::Impl {
     DeviceBuffer<float> columns;    // the adjoint's weighted integrals along v
     FilteredArray columns_array;
     bool hw = false;
-    int fp_variant = 0, bp_variant = 0;  // EXPERIMENT (RECONSTUDIO_CT_DD_VARIANT=fp,bp): kernel variants to compare
-    DeviceBuffer<float4> quads[2];       // software projection: node quads per slicing axis
+    int fp_variant = 0;  // EXPERIMENT (RECONSTUDIO_CT_DD_VARIANT=fp,bp): kernel variants to compare
     DeviceBuffer<float2> column_pairs;   // software backprojection: the adjoint's integrals as node pairs
 
     // The host calls: device sides, a copy stream beside the compute stream, two page-locked
@@ -535,7 +499,6 @@ CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpola
     d.hw = interpolation == ct::DdInterpolation::Hardware;
     if (const char* v = std::getenv("RECONSTUDIO_CT_DD_VARIANT"); v && std::strlen(v) >= 3) {
         d.fp_variant = v[0] - '0';
-        d.bp_variant = v[2] - '0';
     }
     d.host = ct::makeDdTables(geometry);
     const ct::DdTables& h = d.host;
@@ -555,7 +518,6 @@ CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpola
     t.dso = float(h.source_to_isocentre);
     t.dsd = float(h.source_to_detector);
     t.u_first_edge = float(h.u_first_edge);
-    t.pixel_u = float(h.pixel_u);
     t.inv_pixel_u = float(1.0 / h.pixel_u);
     std::vector<double> eta_mid(h.eta0.size());
     for (int v = 0; v < h.views; ++v)
@@ -589,9 +551,8 @@ CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpola
         check(cudaMemcpy(d.views[a].data(), list.data(), list.size() * sizeof(int), cudaMemcpyHostToDevice), "CT DD view lists");
         d.image[a] = DeviceBuffer<float>(d.imageNodes(a), "CT DD integral images");
         if (d.hw) d.image_array[a] = FilteredArray(h.n[1 - a] + 1, h.n[2] + 1, h.n[a], "CT DD integral-image texture");
-        if (!d.hw && d.fp_variant == 1) d.quads[a] = DeviceBuffer<float4>(std::size_t(h.n[0]) * h.n[1] * h.n[2], "CT DD integral-image quads");
     }
-    if (d.hw || d.bp_variant == 0) d.columns = DeviceBuffer<float>(std::size_t(h.views) * h.nu * (h.nv + 1), "CT DD projection integrals");
+    if (d.hw) d.columns = DeviceBuffer<float>(std::size_t(h.views) * h.nu * (h.nv + 1), "CT DD projection integrals");
     else d.column_pairs = DeviceBuffer<float2>(std::size_t(h.views) * h.nu * h.nv, "CT DD projection integrals");
     if (d.hw) d.columns_array = FilteredArray(h.nu, h.nv + 1, h.views, "CT DD projection-integral texture");
 }
@@ -637,10 +598,6 @@ void CudaDdProjector::Impl::buildImages(const float* volume, cudaStream_t s) {
         centredPrefixKernel<false><<<blocksFor(std::size_t(nb + 1) * na, 128), 128, 0, s>>>(cols, img, img, t);
         checkLaunch("CT DD integral images (columns)");
         if (hw) image_array[a].fill(img, s);
-        if (!quads[a].empty()) {
-            quadsKernel<<<blocksFor(quads[a].size(), 256), 256, 0, s>>>(img, quads[a].data(), nb, nz, na);
-            checkLaunch("CT DD integral-image quads");
-        }
     }
 }
 
@@ -653,18 +610,20 @@ void CudaDdProjector::Impl::projectViews(float* projections, int v0, int v1, cud
         if (count <= 0) continue;
         const int* v = views[a].data() + first;
         const dim3 block(32, 4);
-        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, hw ? kCellsFor<true> : kCellsFor<false>), block.y), unsigned(count));
+        const int cells = hw ? kCellsFor<true> : fp_variant == 1 ? 16 : fp_variant == 2 ? 12 : kCellsFor<false>;
+        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, cells), block.y), unsigned(count));
         const cudaTextureObject_t tex = hw ? image_array[a].texture() : 0;
         const float* img = image[a].data();
-        const float4* q = quads[a].data();
         if (a == 0) {
-            if (hw) projectKernel<true, 0><<<grid, block, 0, s>>>(t, v, tex, img, q, projections);
-            else if (q) projectKernel<false, 0, true><<<grid, block, 0, s>>>(t, v, tex, img, q, projections);
-            else projectKernel<false, 0><<<grid, block, 0, s>>>(t, v, tex, img, q, projections);
+            if (hw) projectKernel<true, 0><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else if (fp_variant == 1) projectKernel<false, 0, 16><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else if (fp_variant == 2) projectKernel<false, 0, 12><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else projectKernel<false, 0><<<grid, block, 0, s>>>(t, v, tex, img, projections);
         } else {
-            if (hw) projectKernel<true, 1><<<grid, block, 0, s>>>(t, v, tex, img, q, projections);
-            else if (q) projectKernel<false, 1, true><<<grid, block, 0, s>>>(t, v, tex, img, q, projections);
-            else projectKernel<false, 1><<<grid, block, 0, s>>>(t, v, tex, img, q, projections);
+            if (hw) projectKernel<true, 1><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else if (fp_variant == 1) projectKernel<false, 1, 16><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else if (fp_variant == 2) projectKernel<false, 1, 12><<<grid, block, 0, s>>>(t, v, tex, img, projections);
+            else projectKernel<false, 1><<<grid, block, 0, s>>>(t, v, tex, img, projections);
         }
         checkLaunch("CT DD projection");
     }
@@ -685,8 +644,7 @@ void CudaDdProjector::Impl::integrateViews(const float* projections, int v0, int
     l.in_base = std::size_t(v0) * nu * nv;
     l.out_base = std::size_t(v0) * nu * (nv + 1);
     l.in_step = l.out_step = nu;
-    const bool pairs = !column_pairs.empty();
-    if (pairs) {  // in float2s: node pairs (m, m + 1), m < n_v
+    if (!hw) {  // in float2s: node pairs (m, m + 1), m < n_v
         l.oq = nu * nv;
         l.out_base = std::size_t(v0) * nu * nv;
         centredPrefixKernel<true, true><<<blocksFor(nu * std::size_t(v1 - v0), 128), 128, 0, s>>>(
@@ -706,11 +664,8 @@ void CudaDdProjector::Impl::gatherViews(float* volume, int v0, int v1, int z0, i
     const dim3 block(8, 16);
     const int strip0 = z0 / kStrip;
     const dim3 grid(blocksFor(t.n[0], block.x), blocksFor(t.n[1], block.y), blocksFor(std::size_t(z1), kStrip) - strip0);
-    const float2* r2 = column_pairs.data();
-    if (hw) backprojectKernel<true><<<grid, block, 0, s>>>(t, v0, v1, strip0, tex, columns.data(), r2, volume, accumulate);
-    else if (bp_variant == 1) backprojectKernel<false, true><<<grid, block, 0, s>>>(t, v0, v1, strip0, tex, columns.data(), r2, volume, accumulate);
-    else if (bp_variant == 2) backprojectKernelDense<<<grid, block, 0, s>>>(t, v0, v1, strip0, tex, columns.data(), r2, volume, accumulate);
-    else backprojectKernel<false><<<grid, block, 0, s>>>(t, v0, v1, strip0, tex, columns.data(), r2, volume, accumulate);
+    if (hw) backprojectKernel<true><<<grid, block, 0, s>>>(t, v0, v1, strip0, tex, nullptr, volume, accumulate);
+    else backprojectKernel<false><<<grid, block, 0, s>>>(t, v0, v1, strip0, 0, column_pairs.data(), volume, accumulate);
     checkLaunch("CT DD backprojection");
 }
 
