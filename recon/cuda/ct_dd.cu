@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -64,9 +63,10 @@ __device__ __forceinline__ float sampleImage(cudaTextureObject_t tex, const floa
 template <bool Hardware>
 constexpr int kCellsFor = Hardware ? 4 : 8;
 
-template <bool Hardware, int A, int kCells>
-__device__ __forceinline__ void projectBody(const DeviceTables& t, const int* views, cudaTextureObject_t tex,
-                                            const float* img, float* proj) {
+template <bool Hardware, int A>
+__global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* views, cudaTextureObject_t tex,
+                                                     const float* img, float* proj) {
+    constexpr int kCells = kCellsFor<Hardware>;
     const int iu = blockIdx.x * blockDim.x + threadIdx.x;
     const int iv0 = (blockIdx.y * blockDim.y + threadIdx.y) * kCells;
     const int view = views[blockIdx.z];
@@ -102,12 +102,6 @@ __device__ __forceinline__ void projectBody(const DeviceTables& t, const int* vi
         const float h = t.row_height[iv];
         proj[(std::size_t(view) * t.nv + iv) * t.nu + iu] = scale * sqrtf(fmaf(h, h, inplane2)) * acc[c];
     }
-}
-
-template <bool Hardware, int A, int kCells = kCellsFor<Hardware>>
-__global__ void __launch_bounds__(128) projectKernel(DeviceTables t, const int* views, cudaTextureObject_t tex,
-                                                     const float* img, float* proj) {
-    projectBody<Hardware, A, kCells>(t, views, tex, img, proj);
 }
 
 // Centred running sums along lines, accumulated in float64: out[m] = Σ_{m' < m} w_m' in[m'] − (the same
@@ -188,8 +182,9 @@ constexpr int kStrip = 16;
 // the voxel takes K(μ(j + 1)) − K(μ(j)); only the 2 or 3 columns between μ(j) and
 // μ(j + 1) have non-zero weights, so no scan over the detector row is needed.
 //
-// 8 blocks of 128 threads per multiprocessor on the software path (at most 64 registers):
-// more warps in flight than the 72 registers it takes unbounded, and no spills.
+// 8 blocks of 128 threads per multiprocessor on the software path (at most 64 registers, no
+// spills): more warps in flight than with the 72 registers it takes unbounded (at 512^3 on
+// an H100, 334 ms against 355 ms).
 template <bool Hardware>
 __global__ void __launch_bounds__(128, Hardware ? 6 : 8)
     backprojectKernel(DeviceTables t, int v0, int v1, int strip0, cudaTextureObject_t tex, const float2* pairs,
@@ -446,11 +441,12 @@ struct CudaDdProjector::Impl {
     DeviceBuffer<int> views[2];     // the same on the device
     DeviceBuffer<float> image[2];   // integral images per slicing axis
     FilteredArray image_array[2];
-    DeviceBuffer<float> columns;    // the adjoint's weighted integrals along v
+    // The adjoint's weighted integrals along v: node after node for the texture path (copied
+    // into its array), node pairs for the software path.
+    DeviceBuffer<float> columns;
     FilteredArray columns_array;
+    DeviceBuffer<float2> column_pairs;
     bool hw = false;
-    int fp_variant = 0;  // EXPERIMENT (RECONSTUDIO_CT_DD_VARIANT=fp,bp): kernel variants to compare
-    DeviceBuffer<float2> column_pairs;   // software backprojection: the adjoint's integrals as node pairs
 
     // The host calls: device sides, a copy stream beside the compute stream, two page-locked
     // staging buffers used in turn, and the events that order them.
@@ -497,9 +493,6 @@ CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpola
     : impl_(std::make_unique<Impl>()), interpolation_(interpolation), stream_(stream) {
     Impl& d = *impl_;
     d.hw = interpolation == ct::DdInterpolation::Hardware;
-    if (const char* v = std::getenv("RECONSTUDIO_CT_DD_VARIANT"); v && std::strlen(v) >= 3) {
-        d.fp_variant = v[0] - '0';
-    }
     d.host = ct::makeDdTables(geometry);
     const ct::DdTables& h = d.host;
     DeviceTables& t = d.t;
@@ -610,27 +603,20 @@ void CudaDdProjector::Impl::projectViews(float* projections, int v0, int v1, cud
         if (count <= 0) continue;
         const int* v = views[a].data() + first;
         const dim3 block(32, 4);
-        const int cells = hw ? kCellsFor<true> : fp_variant == 1 ? 16 : fp_variant == 2 ? 12 : kCellsFor<false>;
-        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, cells), block.y), unsigned(count));
+        const dim3 grid(blocksFor(t.nu, block.x), blocksFor(blocksFor(t.nv, hw ? kCellsFor<true> : kCellsFor<false>), block.y), unsigned(count));
         const cudaTextureObject_t tex = hw ? image_array[a].texture() : 0;
         const float* img = image[a].data();
         if (a == 0) {
             if (hw) projectKernel<true, 0><<<grid, block, 0, s>>>(t, v, tex, img, projections);
-            else if (fp_variant == 1) projectKernel<false, 0, 16><<<grid, block, 0, s>>>(t, v, tex, img, projections);
-            else if (fp_variant == 2) projectKernel<false, 0, 12><<<grid, block, 0, s>>>(t, v, tex, img, projections);
             else projectKernel<false, 0><<<grid, block, 0, s>>>(t, v, tex, img, projections);
         } else {
             if (hw) projectKernel<true, 1><<<grid, block, 0, s>>>(t, v, tex, img, projections);
-            else if (fp_variant == 1) projectKernel<false, 1, 16><<<grid, block, 0, s>>>(t, v, tex, img, projections);
-            else if (fp_variant == 2) projectKernel<false, 1, 12><<<grid, block, 0, s>>>(t, v, tex, img, projections);
             else projectKernel<false, 1><<<grid, block, 0, s>>>(t, v, tex, img, projections);
         }
         checkLaunch("CT DD projection");
     }
 }
 
-// Views [v0, v1) backprojected into (or, with `accumulate`, added to) the volume: their
-// weighted integrals along v, then one gathering pass over the whole volume.
 void CudaDdProjector::Impl::integrateViews(const float* projections, int v0, int v1, cudaStream_t s) {
     const std::size_t nu = std::size_t(t.nu), nv = std::size_t(t.nv);
     Lines l{};
