@@ -67,7 +67,7 @@ fi
 if has ct-gpu; then
   $B/tests/recon/cuda/ct_dd_bench --sizes 512 --cpu-views 1 --no-cpu-timing 2>&1 | tee "$OUT/ct-gpu.txt"
   $B/tests/recon/cuda/ct_dd_bench --sizes 256 --cpu-views 2 --no-cpu-timing 2>&1 | tee -a "$OUT/ct-gpu.txt"
-  $T --gtest_filter='CudaCt*' 2>&1 | tail -n 30 > "$OUT/ct-tests.log"; grep -E "PASSED|FAILED|OK \]|SKIPPED" "$OUT/ct-tests.log"
+  $T --gtest_filter='CudaCt*' > "$OUT/ct-tests.log" 2>&1; grep -E "PASSED|FAILED|OK \]|SKIPPED" "$OUT/ct-tests.log"
   compute-sanitizer --tool memcheck --leak-check full $T --gtest_filter='CudaCtDd.*' > "$OUT/ct-memcheck.log" 2>&1
   echo "memcheck exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$OUT/ct-memcheck.log" | sort | uniq -c
 fi
