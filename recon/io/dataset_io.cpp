@@ -334,7 +334,8 @@ Frames readFrames(const InputSpec& spec) {
     if (spec.frame && *spec.frame != 0)
         throw InputError("--frame " + std::to_string(*spec.frame) + ": the input holds one frame (frame 0)");
     Frames one;
-    one.frames.push_back({{}, "frame 0", readDataset(spec)});
+    one.frames.push_back({{}, 0, "frame 0", readDataset(spec)});
+    one.total = 1;
     return one;
 }
 
@@ -349,6 +350,13 @@ void writeDataset(const std::string& path, const Dataset& data) {
 
 void writeImage(const std::string& path, const Grid& grid, const ComplexArray& image, const ImageWriteOptions& opts) {
     using namespace io;
+    if (opts.volumes > 1) {  // frames along a 4th dimension: NIfTI only
+#ifdef RECONSTUDIO_IO_HAVE_NIFTI
+        if (hasExtension(path, kNiftiExt)) return writeNifti(path, grid, image, opts);
+#endif
+        throw InputError("output '" + path + "': " + std::to_string(opts.volumes) +
+                         " volumes (frames) need a 4th dimension: write NIfTI (.nii, .nii.gz), or choose one frame");
+    }
     if (image.size() != grid.voxels())
         throw Error("writeImage '" + path + "': " + std::to_string(image.size()) + " voxels for grid " + grid.describe());
     (void)opts;  // unused when neither HDF5, ISMRMRD, NIfTI nor PNG is built in

@@ -52,6 +52,7 @@ struct FrameIndex {
 };
 struct Frame {
     FrameIndex index;
+    int number = 0;    // its place among the input's frames (what --frame chooses)
     std::string name;  // "slice 1, partition 0" (only the counters that vary), "frame 0" for one
     std::shared_ptr<Dataset> data;
 };
@@ -64,7 +65,8 @@ struct FrameCounts {
 struct Frames {
     std::vector<Frame> frames;  // partition fastest, then slice, contrast, repetition
     FrameCounts counts;
-    bool complete() const { return int(frames.size()) == counts.total(); }  // every combination present
+    int total = 0;  // frames in the input (`frames` holds only spec.frame's when it was set)
+    bool complete() const { return total == counts.total(); }  // every combination present
 };
 // Every frame of the input (one for a single-problem file), each validated. Frames of one file share
 // the header, the noise scan and the readout-oversampling handling. spec.frame, when set, keeps

@@ -196,6 +196,7 @@ Frames readHdf5FramesChecked(const InputSpec& spec) {
     Frames out;
     out.counts = countsOf(raw.index);
     const int total = int(raw.frames.size());
+    out.total = total;
     if (spec.frame && (*spec.frame < 0 || *spec.frame >= total))
         throw InputError(origin + ": has " + std::to_string(total) + " frame(s) (" + out.counts.describe() +
                          "); --frame " + std::to_string(*spec.frame) + " is not among 0 to " + std::to_string(total - 1));
@@ -215,7 +216,7 @@ Frames readHdf5FramesChecked(const InputSpec& spec) {
         }
         d->source += basis_note;
         d->validate(origin + (total > 1 ? ", " + name : std::string()));
-        out.frames.push_back({raw.index[std::size_t(f)], name, std::move(d)});
+        out.frames.push_back({raw.index[std::size_t(f)], f, name, std::move(d)});
     }
     return out;
 }
