@@ -490,7 +490,8 @@ int cmdCompare(const std::vector<std::string>& args) {
         j << "{\"version\":" << jsonString(RECONSTUDIO_VERSION) << ",\"case\":{\"name\":" << jsonString(d.name)
           << ",\"grid\":" << jsonString(d.grid.describe()) << ",\"dims\":" << d.grid.dims << ",\"samples\":" << d.samples()
           << ",\"trajectory\":" << jsonString(d.trajectory.kind) << ",\"coils\":" << d.coils
-          << ",\"source\":" << jsonString(d.source) << "},\"backend\":" << jsonString(backend->info().describe())
+          << ",\"source\":" << jsonString(d.source) << ",\"frame\":" << l.frame << ",\"frames\":" << l.frames
+          << "},\"backend\":" << jsonString(backend->info().describe())
           << ",\"lambda\":" << jsonNumber(opts.lambda) << ",\"lambda_scale\":" << jsonNumber(it.lambda_scale)
           << ",\"lambda_rule\":" << (job.auto_lambda ? jsonString(job.auto_lambda->rule) : std::string("null"))
           << ",\"regularizer\":" << jsonString(toString(opts.regularizer)) << ",\"solver\":" << jsonString(it.solver) << ",\"iterations\":" << it.history.size()

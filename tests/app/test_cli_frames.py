@@ -5,6 +5,7 @@ image; compare and --frame take one frame and say which; a file without a stored
 named and reconstructs with --trajectory; Ctrl-C writes only complete frames.
 Usage: test_cli_frames.py CLI WRITER (WRITER: write_ismrmrd_frames)."""
 import array
+import json
 import math
 import os
 import signal
@@ -96,9 +97,12 @@ def main(cli, writer):
         fail(f"stack of stars: dims {dims}, error {e}")
 
     # One frame: compare says which; --frame chooses; other formats then work.
-    r = run(cli, "compare", "--input", slices, "--quiet", *common[2:])
+    r = run(cli, "compare", "--input", slices, "--quiet", "--json", *common[2:])
     if r.returncode != 0 or "frame 0 of 4 (slice 0, repetition 0)" not in r.stdout:
         fail(f"compare should name frame 0 of 4: {r.returncode} {r.stdout} {r.stderr}")
+    case = json.loads(r.stdout.strip().splitlines()[-1])["case"]
+    if (case["frame"], case["frames"]) != (0, 4):
+        fail(f"compare's JSON should carry frame 0 of 4: {case}")
     r = run(cli, "recon", "--input", slices, "--frame", "3", "--output", os.path.join(tmp, "f3.cfl"), "--quiet", *common)
     if r.returncode != 0:
         fail(f"--frame 3: {r.returncode} {r.stderr}")
