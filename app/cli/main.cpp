@@ -250,8 +250,7 @@ InputSpec inputFiles(const Arguments& a) {
 Frames readInput(const Arguments& a, bool frame_zero) {
     InputSpec in = inputFiles(a);
     if (in.input.empty() && (in.trajectory.empty() || in.kspace.empty()))
-        throw UsageError(in.input.empty() ? "BART data needs both --trajectory and --kspace"
-                                          : "give either --input FILE or BART --trajectory and --kspace, not both");
+        throw UsageError("BART data needs both --trajectory and --kspace");
     if (a.has("units")) in.units = parseTrajectoryUnits(a.get("units"));
     if (a.has("matrix")) in.matrix = parseMatrix(a.get("matrix"));
     if (a.has("basis")) in.basis = parseBasis(a.get("basis"));
