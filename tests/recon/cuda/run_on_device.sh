@@ -2,8 +2,11 @@
 # The GPU machine's whole check in one script (docs/GPU.md): build the engine with
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
 # benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
-#   tests/recon/cuda/run_on_device.sh [build] [test] [sanitize] [bench] [bench-all] [ct-bench]
+#   tests/recon/cuda/run_on_device.sh [build|build-ct] [test] [sanitize] [bench] [bench-all] [ct-bench] [ct-gpu]
 #                                     [multi-test] [multi-bench]
+# build-ct builds only the CT projector's targets (ct_dd_bench, recon_cuda_tests); ct-gpu runs
+# the CT benchmark without the CPU's timed runs, then the CT tests and memcheck on them.
+# multi-test and multi-bench: the split over several devices (docs/GPU.md, "Several GPUs").
 # Logs and results go to $OUT (default ./out).
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}
@@ -19,12 +22,14 @@ for f in .debs/*.deb; do dpkg -x "$f" /tmp/fftw; done
 export LD_LIBRARY_PATH=/tmp/fftw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export RECONSTUDIO_TUNE_CACHE=$PWD/$B/cuda-tune.txt
 
-if has build; then
+targets="recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench"
+has build-ct && targets="recon_cuda_tests ct_dd_bench"
+if has build || has build-ct; then
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
   nvcc --version | tail -2 | tee -a "$OUT/device.txt"
   cmake -S . -B $B -G Ninja -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF -DRECONSTUDIO_WITH_CUDA=ON \
         -DFFTW_ROOT=/tmp/fftw/usr > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-  cmake --build $B -j16 --target recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench 2>&1 | tail -n 400 > "$OUT/build.log" \
+  cmake --build $B -j16 --target $targets 2>&1 | tail -n 400 > "$OUT/build.log" \
     || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
   for o in $B/recon/CMakeFiles/recon.dir/cuda/*.cu.o; do
     cuobjdump --dump-resource-usage "$o" 2>/dev/null | grep -E "Function|REG" | paste - - | \
@@ -60,6 +65,13 @@ if has ct-bench; then
   # The branchless CT projector's rows (issue 18): 256^3/360 views and 512^3/720 views.
   $B/tests/recon/cuda/ct_dd_bench --sizes 256 --cpu-views 4 2>&1 | tee "$OUT/ct-bench.txt"
   $B/tests/recon/cuda/ct_dd_bench --sizes 512 --cpu-views 2 2>&1 | tee -a "$OUT/ct-bench.txt"
+fi
+if has ct-gpu; then
+  $B/tests/recon/cuda/ct_dd_bench --sizes 512 --cpu-views 1 --no-cpu-timing 2>&1 | tee "$OUT/ct-gpu.txt"
+  $B/tests/recon/cuda/ct_dd_bench --sizes 256 --cpu-views 2 --no-cpu-timing 2>&1 | tee -a "$OUT/ct-gpu.txt"
+  $T --gtest_filter='CudaCt*' > "$OUT/ct-tests.log" 2>&1; grep -E "PASSED|FAILED|OK \]|SKIPPED" "$OUT/ct-tests.log"
+  compute-sanitizer --tool memcheck --leak-check full $T --gtest_filter='CudaCtDd.*' > "$OUT/ct-memcheck.log" 2>&1
+  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$OUT/ct-memcheck.log" | sort | uniq -c
 fi
 if has multi-test; then
   # Issue 20's split over devices alone: its tests, then memcheck of those without the session solve
