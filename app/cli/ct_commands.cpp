@@ -41,7 +41,7 @@ std::vector<int> parseSizes(const std::string& option, const std::string& s, int
 
 const std::set<std::string> kCtDataOptions = {"case", "input"};
 const std::set<std::string> kCtSolveOptions = {"lambda", "regularizer", "iterations", "tolerance", "window", "precision",
-                                               "backend", "threads"};
+                                               "backend", "threads", "ct-solver", "subsets", "relaxation"};
 const std::set<std::string> kCtSolveFlags = {"unweighted", "quiet"};
 
 std::set<std::string> with(std::set<std::string> a, std::initializer_list<std::string> more) {
@@ -69,6 +69,19 @@ std::shared_ptr<Backend> ctBackend(const Arguments& a, bool quiet) {
 
 CtSolveOptions ctSolveOptions(const Arguments& a) {
     CtSolveOptions o;
+    o.solver = parseCtSolver(a.get("ct-solver", "cg"));
+    if (o.solver == CtSolver::OsSart) {
+        for (const char* prior_option : {"regularizer", "lambda"})
+            if (a.has(prior_option))
+                throw UsageError(std::string("--") + prior_option +
+                                 " has no meaning for --ct-solver os-sart (no prior: the iteration budget regularises)");
+        o.os_sart.subsets = a.integerIn("subsets", o.os_sart.subsets, 1, 65536);
+        o.os_sart.sart.relaxation = a.numberIn("relaxation", o.os_sart.sart.relaxation, 1e-3, 1.999);
+    } else {
+        for (const char* sart_option : {"subsets", "relaxation"})
+            if (a.has(sart_option))
+                throw UsageError(std::string("--") + sart_option + " applies to --ct-solver os-sart only");
+    }
     o.iterative.prior = parseRegularizer(a.get("regularizer", "fd"));
     // A demo case's λ is tuned for the finite-difference prior; anything else starts from the prior's default.
     double default_lambda = ct::defaultLambda(o.iterative.prior);
@@ -227,6 +240,7 @@ int ctRecon(const std::vector<std::string>& args, bool compare) {
               << "," << g.beam.detector_rows << "],\"photons\":" << jsonNumber(data->photons)
               << ",\"source\":" << jsonString(data->source) << "},\"backend\":" << jsonString(backend->info().describe())
               << ",\"window\":" << jsonString(ct::toString(fdk_options.window))
+              << ",\"solver\":" << jsonString(toString(solve_options.solver))
               << ",\"regularizer\":" << jsonString(toString(solve_options.iterative.prior))
               << ",\"lambda\":" << jsonNumber(solve_options.iterative.lambda)
               << ",\"lambda_scale\":" << jsonNumber(rows.back().result.lambda_scale)

@@ -14,20 +14,30 @@
 #include "recon/ct/ct_data.hpp"
 #include "recon/ct/fdk.hpp"
 #include "recon/ct/iterative.hpp"
+#include "recon/ct/os_sart.hpp"
 #include "recon/ct/projector.hpp"
 #include "recon/solvers/monitor.hpp"
 
 namespace recon {
 
+// Penalised weighted least squares (CG; ADMM for TV), or OS-SART (no prior: its regularisation
+// is the iteration budget and x >= 0).
+enum class CtSolver { Cg, OsSart };
+const char* toString(CtSolver s);    // "cg", "os-sart"
+CtSolver parseCtSolver(const std::string& s);  // InputError naming the choices otherwise
+
 struct CtSolveOptions {
-    ct::IterativeOptions iterative;  // prior and λ
+    CtSolver solver = CtSolver::Cg;
+    ct::IterativeOptions iterative;  // prior and λ (CG)
+    ct::OsSartCtOptions os_sart;     // subsets, relaxation, non-negativity (OS-SART)
     bool weighted = true;            // W = the scan's counts when it has them, else the identity
     int iterations = 60;
     double tolerance = 0;
     int snapshot_every = 0;
     ct::ProjectorOptions projector;
     // Continue the resident solve with the new λ (same prior, weighting and projector), as
-    // SolveOptions::warm_start does for MR; otherwise a solve starts from zero.
+    // SolveOptions::warm_start does for MR; otherwise a solve starts from zero. OS-SART
+    // continues its passes from the resident iterate when nothing else changed.
     bool warm_start = false;
 };
 
@@ -37,7 +47,7 @@ struct CtResult {
     std::vector<IterationRecord> history;  // iterative only
     bool cancelled = false;
     bool warm_started = false;
-    double lambda_scale = 0;  // s = trace(AᵀWA) / voxels
+    double lambda_scale = 0;  // s = trace(AᵀWA) / voxels (CG)
     std::string description;
 };
 

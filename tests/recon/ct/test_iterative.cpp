@@ -18,29 +18,6 @@
 namespace recon::ct {
 namespace {
 
-// Solves the symmetric positive definite system m x = b (n x n, row-major) by Cholesky.
-std::vector<double> denseSolve(std::vector<double> m, std::vector<double> b, int n) {
-    for (int j = 0; j < n; ++j) {
-        double d = m[j * n + j];
-        for (int k = 0; k < j; ++k) d -= m[j * n + k] * m[j * n + k];
-        m[j * n + j] = std::sqrt(d);
-        for (int i = j + 1; i < n; ++i) {
-            double v = m[i * n + j];
-            for (int k = 0; k < j; ++k) v -= m[i * n + k] * m[j * n + k];
-            m[i * n + j] = v / m[j * n + j];
-        }
-    }
-    for (int i = 0; i < n; ++i) {
-        for (int k = 0; k < i; ++k) b[i] -= m[i * n + k] * b[k];
-        b[i] /= m[i * n + i];
-    }
-    for (int i = n - 1; i >= 0; --i) {
-        for (int k = i + 1; k < n; ++k) b[i] -= m[k * n + i] * b[k];
-        b[i] /= m[i * n + i];
-    }
-    return b;
-}
-
 struct SmallProblem {
     CtGeometry g = test::fanBeam(8, 12, 10);
     std::vector<double> p, w;
@@ -54,15 +31,7 @@ struct SmallProblem {
     std::vector<double> dense(RegularizerKind prior, double lambda) const {
         const int n = int(g.volume.voxels());
         const std::size_t rows = p.size();
-        std::vector<double> a(rows * n);
-        const DdProjector dd(g);
-        ComplexArray e(n), col(rows);
-        for (int v = 0; v < n; ++v) {
-            std::fill(e.begin(), e.end(), cdouble(0));
-            e[v] = 1;
-            dd.forward(e.data(), col.data());
-            for (std::size_t r = 0; r < rows; ++r) a[r * n + v] = col[r].real();
-        }
+        const std::vector<double> a = test::denseProjector(g);
         double mean = 0;
         for (double x : w) mean += x / w.size();
         std::vector<double> m(std::size_t(n) * n, 0.0), b(n, 0.0);
@@ -78,7 +47,7 @@ struct SmallProblem {
         for (int i = 0; i < n; ++i)
             for (std::int64_t k = reg.normal.row_ptr[i]; k < reg.normal.row_ptr[i + 1]; ++k)
                 m[i * n + reg.normal.col[k]] += lambda * s * reg.normal.val[k];
-        return denseSolve(m, b, n);
+        return test::denseSolve(m, b, n);
     }
 };
 
