@@ -139,6 +139,10 @@ CT (cone-beam and fan-beam; docs/CONVENTIONS.md "Cone-beam CT"):
                          s = trace(A^T W A)/voxels (defaults: fd 0.1 (a case's own when tuned),
                          tikhonov 0.001, tv 0.0002 /mm)
   --unweighted           W = I even when the scan has counts (default: W = counts)
+  --ct-solver S          cg (default: penalised WLS by CG, ADMM for tv) | os-sart (no prior,
+                         x >= 0; --iterations counts passes over all subsets)
+  --subsets N            (os-sart) ordered subsets of the views (default 10; 1 = SART)
+  --relaxation W         (os-sart) relaxation in (0, 2) (default 1)
   --only M               (recon) fdk | iterative (default: both)
   --fdk-output FILE      (recon) the FDK volume (.nii[.gz] real part in 1/mm, .h5, .cfl, .png)
 
