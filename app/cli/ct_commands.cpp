@@ -89,7 +89,9 @@ CtSolveOptions ctSolveOptions(const Arguments& a) {
         const double tuned = ct::ctDemoCase(a.get("case")).fd_lambda;
         if (tuned > 0) default_lambda = tuned;
     }
-    o.iterative.lambda = a.numberIn("lambda", default_lambda, 0, 1e6);
+    // TV's λ follows the scan's noise unless given (ct::autoLambda); `--lambda auto` asks for that rule.
+    o.iterative.auto_lambda = a.get("lambda", o.iterative.prior == RegularizerKind::TotalVariation ? "auto" : "") == "auto";
+    if (!o.iterative.auto_lambda) o.iterative.lambda = a.numberIn("lambda", default_lambda, 0, 1e6);
     o.iterations = a.integerIn("iterations", 60, 0, 100000);
     o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.weighted = !a.flag("unweighted");
@@ -242,7 +244,8 @@ int ctRecon(const std::vector<std::string>& args, bool compare) {
               << ",\"window\":" << jsonString(ct::toString(fdk_options.window))
               << ",\"solver\":" << jsonString(toString(solve_options.solver))
               << ",\"regularizer\":" << jsonString(toString(solve_options.iterative.prior))
-              << ",\"lambda\":" << jsonNumber(solve_options.iterative.lambda)
+              << ",\"lambda\":" << jsonNumber(rows.back().result.lambda)
+              << ",\"lambda_auto\":" << (solve_options.iterative.auto_lambda ? "true" : "false")
               << ",\"lambda_scale\":" << jsonNumber(rows.back().result.lambda_scale)
               << ",\"weighted\":" << (solve_options.weighted && !data->counts.empty() ? "true" : "false")
               << ",\"iterations\":" << rows.back().result.history.size()

@@ -1,6 +1,7 @@
 #include "recon/session/ct_session.hpp"
 
 #include <chrono>
+#include <numeric>
 
 #include "recon/ct/dd_projector.hpp"
 #include "recon/solvers/runner.hpp"
@@ -61,8 +62,14 @@ CtResult CtSession::solve(const CtSolveOptions& options, Monitor& monitor) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<double> none;
     const std::vector<double>& weights = weighted ? data_->counts : none;
+    ct::IterativeOptions iterative = options.iterative;
+    if (!data_->counts.empty())  // the noise level for an automatic λ, whether or not the fit is weighted
+        iterative.mean_count = std::accumulate(data_->counts.begin(), data_->counts.end(), 0.0) / double(data_->counts.size());
     if (warm) {
-        if (resident_->solve) resident_->solve->setLambda(options.iterative.lambda);
+        if (resident_->solve)
+            resident_->solve->setLambda(iterative.auto_lambda ? ct::autoLambda(iterative.prior, resident_->solve->scale(),
+                                                                               iterative.mean_count)
+                                                              : iterative.lambda);
     } else {
         resident_.reset();
         auto r = std::make_unique<Resident>();
@@ -80,7 +87,7 @@ CtResult CtSession::solve(const CtSolveOptions& options, Monitor& monitor) {
             // s from the CPU DD's weights: the mean eigenvalue of AᵀWA (any backend's projector is that operator).
             const double trace = ct::DdProjector(data_->geometry, options.projector.threads).weightedTrace(weights);
             r->solve = std::make_unique<ct::IterativeSolve>(*backend_, projector, data_->geometry.volume,
-                                                            data_->projections, weights, trace, options.iterative);
+                                                            data_->projections, weights, trace, iterative);
             if (data_->hasTruth()) r->solve->setTruth(data_->truth);
         }
         resident_ = std::move(r);
@@ -97,6 +104,7 @@ CtResult CtSession::solve(const CtSolveOptions& options, Monitor& monitor) {
     result.cancelled = run.cancelled();
     result.warm_started = warm;
     result.lambda_scale = resident_->solve ? resident_->solve->scale() : 0.0;
+    result.lambda = resident_->solve ? resident_->solve->lambda() : 0.0;
     result.description = (resident_->solve ? resident_->solve->describe() : ct::describe(resident_->os_sart)) +
                          (weighted ? ", W = counts" : ", W = I");
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -48,6 +48,7 @@ struct CtResult {
     bool cancelled = false;
     bool warm_started = false;
     double lambda_scale = 0;  // s = trace(AᵀWA) / voxels (CG)
+    double lambda = 0;        // the λ used (CG; the automatic one's value when it was asked for)
     std::string description;
 };
 

@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
                 if (p.size() >= 3) o.os_sart.sart.relaxation = std::atof(p[2].c_str());
             } else if (p[0] == "cg" && p.size() == 3) {
                 o.iterative.prior = parseRegularizer(p[1]);
+                o.iterative.auto_lambda = p[2] == "auto";
                 o.iterative.lambda = p[2] == "default" ? ct::defaultLambda(o.iterative.prior) : std::atof(p[2].c_str());
             } else {
                 std::fprintf(stderr, "unknown run '%s' (fdk, cg:PRIOR:LAMBDA, os-sart:SUBSETS[:RELAXATION])\n", run.c_str());

@@ -17,7 +17,7 @@ cmake --build $B -j16 --target ct_solver_bench > "$OUT/build.log" 2>&1 || { grep
 echo "build ok (${SECONDS} s)"
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/device.txt"
 BENCH="$B/tests/recon/ct/ct_solver_bench --backend cuda"
-TV="cg:tv:5e-5 cg:tv:1e-4 cg:tv:2e-4 cg:tv:4e-4 cg:tv:8e-4"
+TV="cg:tv:auto cg:tv:5e-5 cg:tv:1e-4 cg:tv:2e-4 cg:tv:4e-4 cg:tv:8e-4"
 {
   $BENCH --case ct-2d-sparse --iterations 150 --every 10 fdk cg:fd:0.1 os-sart:10 os-sart:20 cg:tv:1e-5 cg:tv:3e-5 $TV
   for ph in 500 2000 10000; do
