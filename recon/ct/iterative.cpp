@@ -142,6 +142,14 @@ void IterativeSolve::setTruth(const std::vector<double>& truth) {
         impl_->admm->setTruth(t);
 }
 
+void IterativeSolve::setInitial(const std::vector<double>& x0) {
+    const ComplexArray x(x0.begin(), x0.end());
+    if (impl_->cg)
+        impl_->cg->setInitial(x);
+    else
+        impl_->admm->setInitial(x);
+}
+
 std::string IterativeSolve::describe() const {
     return std::string(impl_->admm ? "ADMM" : "CG") + ", weighted least squares + " + toString(impl_->prior) +
            ", λ " + (auto_lambda_ ? "auto " : "") + formatNumber(lambda_) + " × s (s = " + formatNumber(scale_) + ")";

@@ -62,6 +62,8 @@ public:
     // A new λ: the penalty's weight changes on the resident solver, which continues from its iterate.
     void setLambda(double lambda);
     void setTruth(const std::vector<double>& truth);
+    // Start from x0 (e.g. the FDK image) instead of zero; the iteration count restarts.
+    void setInitial(const std::vector<double>& x0);
     std::string describe() const;  // "weighted least squares + fd, λ 0.01 × s (s = 12.3)"
 
 private:

@@ -24,6 +24,7 @@ struct CtSession::Resident {
     ct::OsSartCtOptions os_sart;
     std::unique_ptr<ct::IterativeSolve> solve;  // CG / ADMM
     std::unique_ptr<OsSart> sart;               // OS-SART
+    bool started_from_fdk = false;
 
     IterativeAlgorithm& algorithm() { return sart ? static_cast<IterativeAlgorithm&>(*sart) : solve->algorithm(); }
 };
@@ -89,6 +90,10 @@ CtResult CtSession::solve(const CtSolveOptions& options, Monitor& monitor) {
             r->solve = std::make_unique<ct::IterativeSolve>(*backend_, projector, data_->geometry.volume,
                                                             data_->projections, weights, trace, iterative);
             if (data_->hasTruth()) r->solve->setTruth(data_->truth);
+            if (options.tv_starts_from_fdk && iterative.prior == RegularizerKind::TotalVariation) {
+                r->solve->setInitial(ct::fdk(data_->geometry, data_->projections, {}, monitor.progress(Phase::Gridding)));
+                r->started_from_fdk = true;
+            }
         }
         resident_ = std::move(r);
     }
@@ -106,6 +111,7 @@ CtResult CtSession::solve(const CtSolveOptions& options, Monitor& monitor) {
     result.lambda_scale = resident_->solve ? resident_->solve->scale() : 0.0;
     result.lambda = resident_->solve ? resident_->solve->lambda() : 0.0;
     result.description = (resident_->solve ? resident_->solve->describe() : ct::describe(resident_->os_sart)) +
+                         (resident_->solve && resident_->started_from_fdk ? ", from FDK" : "") +
                          (weighted ? ", W = counts" : ", W = I");
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return result;

@@ -31,6 +31,9 @@ struct CtSolveOptions {
     ct::IterativeOptions iterative;  // prior and λ (CG)
     ct::OsSartCtOptions os_sart;     // subsets, relaxation, non-negativity (OS-SART)
     bool weighted = true;            // W = the scan's counts when it has them, else the identity
+    // TV (ADMM) starts from the FDK image: from zero, its early outer steps hold the image near
+    // Dx = 0 and it needs hundreds of iterations to reach what CG's quadratic fit reaches in 30.
+    bool tv_starts_from_fdk = true;
     int iterations = 60;
     double tolerance = 0;
     int snapshot_every = 0;
