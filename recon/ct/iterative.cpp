@@ -22,8 +22,8 @@ double defaultLambda(RegularizerKind prior) {
 
 namespace {
 // autoLambda's constants for TV (docs/CONVENTIONS.md, "Iterative"): λ = kNoiseFactor / sqrt(s n̄) + kFloor.
-constexpr double kTvNoiseFactor = 0.13;
-constexpr double kTvFloor = 5e-5;  // 1/mm
+constexpr double kTvNoiseFactor = 0.25;
+constexpr double kTvFloor = 5e-4;  // 1/mm
 }  // namespace
 
 double autoLambda(RegularizerKind prior, double scale, double mean_count) {

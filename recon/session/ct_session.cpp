@@ -8,13 +8,28 @@
 
 namespace recon {
 
-const char* toString(CtSolver s) { return s == CtSolver::OsSart ? "os-sart" : "cg"; }
+const char* toString(CtSolver s) {
+    switch (s) {
+        case CtSolver::Auto: return "auto";
+        case CtSolver::Cg: return "cg";
+        case CtSolver::OsSart: return "os-sart";
+    }
+    return "?";
+}
 
 CtSolver parseCtSolver(const std::string& s) {
+    if (s == "auto") return CtSolver::Auto;
     if (s == "cg") return CtSolver::Cg;
     if (s == "os-sart") return CtSolver::OsSart;
-    throw InputError("unknown CT solver '" + s + "' (cg, os-sart)");
+    throw InputError("unknown CT solver '" + s + "' (auto, cg, os-sart)");
 }
+
+CtSolver chooseCtSolver(CtSolver requested, const ct::CtData& data) {
+    if (requested != CtSolver::Auto) return requested;
+    return data.counts.empty() ? CtSolver::OsSart : CtSolver::Cg;
+}
+
+int defaultIterations(CtSolver solver) { return solver == CtSolver::OsSart ? 20 : 100; }
 
 struct CtSession::Resident {
     CtSolver solver = CtSolver::Cg;
@@ -46,7 +61,9 @@ CtResult CtSession::fdk(const ct::FdkOptions& options, Monitor& monitor) {
     return r;
 }
 
-CtResult CtSession::solve(const CtSolveOptions& options, Monitor& monitor) {
+CtResult CtSession::solve(const CtSolveOptions& requested, Monitor& monitor) {
+    CtSolveOptions options = requested;
+    options.solver = chooseCtSolver(requested.solver, *data_);
     const bool weighted = options.weighted && !data_->counts.empty();
     const Resident* last = resident_.get();
     const bool same_setup = last && last->solver == options.solver && last->weighted == weighted &&

@@ -22,12 +22,20 @@ namespace recon {
 
 // Penalised weighted least squares (CG; ADMM for TV), or OS-SART (no prior: its regularisation
 // is the iteration budget and x >= 0).
-enum class CtSolver { Cg, OsSart };
-const char* toString(CtSolver s);    // "cg", "os-sart"
+// Auto: whichever won on the demo cases for this kind of scan (chooseCtSolver).
+enum class CtSolver { Auto, Cg, OsSart };
+const char* toString(CtSolver s);    // "auto", "cg", "os-sart"
 CtSolver parseCtSolver(const std::string& s);  // InputError naming the choices otherwise
+// Auto resolved: OS-SART for a noiseless scan (no counts: its error is few views or the model,
+// where x >= 0 and early stopping beat a prior), CG with TV for a noisy one (OS-SART has no prior
+// and amplifies the noise). Measured in docs/CT_PROJECTOR.md, "Iterative reconstructions".
+CtSolver chooseCtSolver(CtSolver requested, const ct::CtData& data);
+// The iteration budget when none is given: OS-SART's best passes on the demo cases (it
+// semi-converges: noise and model error grow after), CG's 100.
+int defaultIterations(CtSolver solver);
 
 struct CtSolveOptions {
-    CtSolver solver = CtSolver::Cg;
+    CtSolver solver = CtSolver::Cg;  // Auto: chooseCtSolver
     ct::IterativeOptions iterative;  // prior and λ (CG)
     ct::OsSartCtOptions os_sart;     // subsets, relaxation, non-negativity (OS-SART)
     bool weighted = true;            // W = the scan's counts when it has them, else the identity

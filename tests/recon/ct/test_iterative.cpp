@@ -14,6 +14,7 @@
 #include "recon/ct/fdk.hpp"
 #include "recon/ct/iterative.hpp"
 #include "recon/ct/phantom.hpp"
+#include "recon/session/ct_session.hpp"
 
 namespace recon::ct {
 namespace {
@@ -137,6 +138,34 @@ TEST(CtIterative, BeatsFdkOnTheSparseViewCase) {
                 fdk_q.psnr_db, fdk_q.error_percent, solve.describe().c_str(), it_q.psnr_db, it_q.error_percent);
     EXPECT_GT(it_q.psnr_db, fdk_q.psnr_db + 2.0);
     EXPECT_LT(it_q.error_percent, fdk_q.error_percent - 5.0);
+}
+
+// Normal dose (2·10³ and 10⁴ incident photons per pixel, the ct-2d-lowdose scan), where the
+// quadratic prior lost to FDK: the session's default for a noisy scan (TV, λ from the counts,
+// started from FDK) beats FDK with no λ given. Measured (H100 and CPU alike, 60 iterations):
+// +1.0 dB at both doses; asserted: +0.4 dB and 0.5 points less error.
+TEST(CtIterative, DefaultBeatsFdkAtNormalDose) {
+    for (double photons : {2e3, 1e4}) {
+        CtCase c = ctDemoCase("ct-2d-lowdose");
+        c.photons = photons;
+        auto data = std::make_shared<const CtData>(simulate(c));
+        CtSession session(createCpuBackend(Precision::Single), data);
+        Monitor monitor;
+        const CtResult f = session.fdk({}, monitor);
+        CtSolveOptions o;
+        o.solver = CtSolver::Auto;
+        o.iterative.prior = RegularizerKind::TotalVariation;
+        o.iterative.auto_lambda = true;
+        o.iterations = 60;
+        const CtResult it = session.solve(o, monitor);
+        const ComplexArray truth = test::toComplex(data->truth);
+        const Quality fq = measureQuality(test::toComplex(f.image), truth, false);
+        const Quality iq = measureQuality(test::toComplex(it.image), truth, false);
+        std::printf("ct-2d-lowdose at %g photons: FDK %.2f dB / %.2f %%, %s: %.2f dB / %.2f %%\n", photons, fq.psnr_db,
+                    fq.error_percent, it.description.c_str(), iq.psnr_db, iq.error_percent);
+        EXPECT_GT(iq.psnr_db, fq.psnr_db + 0.4) << photons;
+        EXPECT_LT(iq.error_percent, fq.error_percent - 0.5) << photons;
+    }
 }
 
 }  // namespace
