@@ -11,6 +11,7 @@
 #include "recon/backend/backend.hpp"
 #include "recon/ct/os_sart.hpp"
 #include "recon/ct/phantom.hpp"
+#include "recon/session/ct_session.hpp"
 
 namespace recon::ct {
 namespace {
@@ -173,6 +174,40 @@ TEST(CtOsSart, BadInputIsNamed) {
     std::vector<double> negative = s.w;
     negative[3] = -1;
     EXPECT_THROW(makeOsSart(*backend, s.g, s.p, negative, o), InputError);
+}
+
+// The session's automatic choice: OS-SART for a noiseless scan, CG for one with counts; a warm
+// start continues OS-SART's passes from the resident iterate.
+TEST(CtOsSart, SessionChoosesOsSartForNoiselessScansAndContinuesWarm) {
+    const SmallScan s(test::fanBeam(16, 24, 30));
+    auto data = std::make_shared<CtData>();
+    data->geometry = s.g;
+    data->projections = s.p;
+    data->truth = CtPhantom::ball(2, {1, -0.5, 0}, 2.5, 0.02).voxelise(s.g.volume);
+    EXPECT_EQ(chooseCtSolver(CtSolver::Auto, *data), CtSolver::OsSart);
+    EXPECT_EQ(chooseCtSolver(CtSolver::Cg, *data), CtSolver::Cg);
+    CtData noisy = *data;
+    noisy.counts = s.w;
+    EXPECT_EQ(chooseCtSolver(CtSolver::Auto, noisy), CtSolver::Cg);
+
+    CtSession session(createCpuBackend(Precision::Double), data);
+    Monitor monitor;
+    CtSolveOptions o;
+    o.solver = CtSolver::Auto;
+    o.iterations = 5;
+    const CtResult first = session.solve(o, monitor);
+    EXPECT_EQ(first.description.rfind("OS-SART, 10 subsets", 0), 0u) << first.description;
+    ASSERT_EQ(first.history.size(), 5u);
+    o.warm_start = true;
+    const CtResult more = session.solve(o, monitor);
+    EXPECT_TRUE(more.warm_started);
+    EXPECT_EQ(more.history.back().iteration, 10);
+    o.warm_start = false;
+    o.iterations = 10;
+    const CtResult cold = session.solve(o, monitor);
+    EXPECT_FALSE(cold.warm_started);
+    EXPECT_LT(test::relativeError(more.image, cold.image), 1e-12);
+    EXPECT_THROW(parseCtSolver("sirt"), InputError);
 }
 
 }  // namespace
