@@ -23,9 +23,9 @@ std::vector<int> subsetOrder(int subsets) {
     return order;
 }
 
-std::unique_ptr<OsSart> makeOsSart(Backend& backend, const CtGeometry& geometry, const std::vector<double>& projections,
-                                   const std::vector<double>& weights, const OsSartCtOptions& options,
-                                   const ProjectorOptions& projector) {
+std::unique_ptr<OsSart> makeOsSart(const ProjectorFactory& projector, const CtGeometry& geometry,
+                                   const std::vector<double>& projections, const std::vector<double>& weights,
+                                   const OsSartCtOptions& options) {
     const std::size_t views = geometry.beam.views();
     if (options.subsets < 1 || std::size_t(options.subsets) > views)
         throw InputError("OS-SART: the number of subsets must lie between 1 and the number of views (" +
@@ -57,7 +57,7 @@ std::unique_ptr<OsSart> makeOsSart(Backend& backend, const CtGeometry& geometry,
             if (!weights.empty())
                 for (std::size_t i = at; i < at + per_view; ++i) s.weights.push_back(weights[i] / mean_weight);
         }
-        s.op = backend.ctProjector(g, projector);
+        s.op = projector(g);
         subsets.push_back(std::move(s));
     }
     return std::make_unique<OsSart>(std::move(subsets), options.sart);

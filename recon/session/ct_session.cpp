@@ -97,8 +97,11 @@ CtResult CtSession::solve(const CtSolveOptions& requested, Monitor& monitor) {
         r->prior = options.iterative.prior;
         r->os_sart = options.os_sart;
         if (options.solver == CtSolver::OsSart) {
-            r->sart = ct::makeOsSart(*backend_, data_->geometry, data_->projections, weights, options.os_sart,
-                                     options.projector);
+            Backend& backend = *backend_;
+            const ct::ProjectorOptions projector_options = options.projector;
+            r->sart = ct::makeOsSart(
+                [&backend, projector_options](const ct::CtGeometry& g) { return backend.ctProjector(g, projector_options); },
+                data_->geometry, data_->projections, weights, options.os_sart);
             if (data_->hasTruth()) r->sart->setTruth(ComplexArray(data_->truth.begin(), data_->truth.end()));
         } else {
             LinearOperatorPtr projector = backend_->ctProjector(data_->geometry, options.projector);

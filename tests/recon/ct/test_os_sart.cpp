@@ -16,6 +16,10 @@
 namespace recon::ct {
 namespace {
 
+ProjectorFactory projectorOf(Backend& backend) {
+    return [&backend](const CtGeometry& g) { return backend.ctProjector(g, {}); };
+}
+
 struct SmallScan {
     CtGeometry g;
     std::vector<double> p, w;
@@ -85,7 +89,7 @@ TEST(CtOsSart, SartFixedPointIsTheDenseWeightedLeastSquaresSolution) {
     OsSartCtOptions o;
     o.subsets = 1;
     o.sart.nonnegative = false;
-    auto sart = makeOsSart(*backend, s.g, s.p, s.w, o);
+    auto sart = makeOsSart(projectorOf(*backend), s.g, s.p, s.w, o);
     sart->setInitial(test::toComplex(ref));
     sart->step();
     ComplexArray x;
@@ -115,7 +119,7 @@ TEST(CtOsSart, OrderedSubsetsReachConsistentDataFasterThanSart) {
     auto error = [&](int subsets, int passes) {
         OsSartCtOptions o;
         o.subsets = subsets;
-        auto sart = makeOsSart(*backend, g, test::realPart(p), {}, o);
+        auto sart = makeOsSart(projectorOf(*backend), g, test::realPart(p), {}, o);
         Monitor monitor;
         RunOptions ro;
         ro.iterations = passes;
@@ -137,7 +141,7 @@ TEST(CtOsSart, FanBeamDiscReachesAStatedError) {
     auto backend = createCpuBackend(Precision::Single);
     OsSartCtOptions o;
     o.subsets = 10;
-    auto sart = makeOsSart(*backend, g, p, {}, o);
+    auto sart = makeOsSart(projectorOf(*backend), g, p, {}, o);
     sart->setTruth(test::toComplex(truth));
     Monitor monitor;
     RunOptions ro;
@@ -162,18 +166,18 @@ TEST(CtOsSart, BadInputIsNamed) {
     auto backend = createCpuBackend(Precision::Single);
     OsSartCtOptions o;
     o.subsets = 11;  // 10 views
-    EXPECT_THROW(makeOsSart(*backend, s.g, s.p, {}, o), InputError);
+    EXPECT_THROW(makeOsSart(projectorOf(*backend), s.g, s.p, {}, o), InputError);
     o.subsets = 0;
-    EXPECT_THROW(makeOsSart(*backend, s.g, s.p, {}, o), InputError);
+    EXPECT_THROW(makeOsSart(projectorOf(*backend), s.g, s.p, {}, o), InputError);
     o.subsets = 2;
-    EXPECT_THROW(makeOsSart(*backend, s.g, std::vector<double>(5), {}, o), InputError);
-    EXPECT_THROW(makeOsSart(*backend, s.g, s.p, std::vector<double>(5), o), InputError);
+    EXPECT_THROW(makeOsSart(projectorOf(*backend), s.g, std::vector<double>(5), {}, o), InputError);
+    EXPECT_THROW(makeOsSart(projectorOf(*backend), s.g, s.p, std::vector<double>(5), o), InputError);
     o.sart.relaxation = 2;
-    EXPECT_THROW(makeOsSart(*backend, s.g, s.p, {}, o), InputError);
+    EXPECT_THROW(makeOsSart(projectorOf(*backend), s.g, s.p, {}, o), InputError);
     o.sart.relaxation = 1;
     std::vector<double> negative = s.w;
     negative[3] = -1;
-    EXPECT_THROW(makeOsSart(*backend, s.g, s.p, negative, o), InputError);
+    EXPECT_THROW(makeOsSart(projectorOf(*backend), s.g, s.p, negative, o), InputError);
 }
 
 // The session's automatic choice: OS-SART for a noiseless scan, CG for one with counts; a warm
