@@ -2,7 +2,7 @@
 // one backend; FDK, and the iterative solve with its projector, s and the resident solver
 // kept, so that a λ change continues warm. Progress goes to the Monitor: FDK reports per
 // view as Phase::Gridding (FDK is CT's analytic baseline, gridding's place in MR), the
-// iterative solve one step per CG iteration; cancel is honoured at either.
+// iterative solve one step per CG iteration or OS-SART pass; cancel is honoured at either.
 #pragma once
 
 #include <memory>

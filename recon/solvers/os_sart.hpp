@@ -16,7 +16,8 @@
 // One step() is one pass over all subsets (one forward and one back projection of all the
 // data, the cost of one CG iteration on the normal equations), so the runner's progress,
 // cancel and records are per pass. The record's data term ||p − A x||²_W is summed over the
-// subsets as each is visited (the image changes within a pass; no extra projection).
+// subsets as each is visited (the image changes within a pass; no extra projection); before
+// the first pass it is ||p||²_W, the cost of x = 0.
 #pragma once
 
 #include <memory>
