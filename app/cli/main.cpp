@@ -145,9 +145,15 @@ CT (cone-beam and fan-beam; docs/CONVENTIONS.md "Cone-beam CT"):
                          to detector; --photons: Poisson noise at N incident photons per pixel
   recon|compare --case ct-... | --input SCAN.h5: FDK and iterative weighted least squares
   --window W             FDK's ramp window: ram-lak (default) | shepp-logan | cosine | hamming | hann
-  --regularizer R        CT: fd (default) | tikhonov (CG) | tv (ADMM); --lambda multiplies
-                         s = trace(A^T W A)/voxels (defaults: fd 0.1 (a case's own when tuned),
-                         tikhonov 0.001, tv 0.0002 /mm)
+  --ct-solver S          auto (default: os-sart for a noiseless scan, cg for one with counts)
+                         | cg (penalised WLS: CG, ADMM for tv; 100 iterations)
+                         | os-sart (no prior, x >= 0; 20 passes over all subsets)
+  --regularizer R        CT (cg): tv (default; ADMM from the FDK image) | fd | tikhonov (CG);
+                         --lambda multiplies s = trace(A^T W A)/voxels (defaults: tv auto:
+                         0.25/sqrt(s n) + 0.0005 /mm, n the mean count; fd 0.1 (a case's own
+                         when tuned), tikhonov 0.001)
+  --subsets N            (os-sart) ordered subsets of the views (default 10; 1 = SART)
+  --relaxation W         (os-sart) relaxation in (0, 2) (default 1)
   --unweighted           W = I even when the scan has counts (default: W = counts)
   --only M               (recon) fdk | iterative (default: both)
   --fdk-output FILE      (recon) the FDK volume (.nii[.gz] real part in 1/mm, .h5, .cfl, .png)

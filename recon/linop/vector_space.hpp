@@ -79,6 +79,15 @@ public:
     virtual std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) = 0;
     virtual void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) = 0;  // y = A x
 
+    // x = max(Re x, 0), the imaginary part dropped: the non-negativity constraint of real images
+    // (OS-SART's). Through the host here; a backend may override it with a kernel.
+    virtual void clampNonNegative(Vector& x) {
+        ComplexArray h;
+        download(x, h);
+        for (cdouble& v : h) v = cdouble(v.real() > 0 ? v.real() : 0.0, 0.0);
+        upload(h, x);
+    }
+
     // Lets a backend (or its operators) finish queued work before the host reads a result.
     virtual void synchronize() {}
 
