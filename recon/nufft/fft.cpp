@@ -27,6 +27,7 @@ namespace fftw {
 namespace {
 
 struct Wisdom {
+    bool chosen = false;    // folder set (from the environment, or by useWisdomFolder)
     std::string folder;     // "" when disabled
     std::string saved[2];   // the last text read or written, per precision (f32, f64)
 };
@@ -36,7 +37,7 @@ Wisdom& wisdom() {
     return w;
 }
 
-std::string wisdomPath(int precision) {
+std::string pathFor(int precision) {
     char host[256] = {};
     if (gethostname(host, sizeof host - 1) != 0 || !*host) std::snprintf(host, sizeof host, "%s", "unknown-host");
     return wisdom().folder + "/fftw-wisdom-" + host + (precision == 0 ? "-f32" : "-f64");
@@ -79,18 +80,29 @@ std::string wisdomFolder() {
 }
 
 void prepare() {
-    static bool done = false;
-    if (done) return;
-    done = true;
-    fftw_init_threads();
-    fftwf_init_threads();
-    fftw_set_timelimit(kPlanningSeconds);
-    fftwf_set_timelimit(kPlanningSeconds);
+    static bool threads = false;
+    if (!threads) {
+        threads = true;
+        fftw_init_threads();
+        fftwf_init_threads();
+        fftw_set_timelimit(kPlanningSeconds);
+        fftwf_set_timelimit(kPlanningSeconds);
+    }
+    if (!wisdom().chosen) useWisdomFolder(wisdomFolder());
+}
+
+std::string wisdomPath(bool single_precision) { return pathFor(single_precision ? 0 : 1); }
+
+void useWisdomFolder(const std::string& folder) {
     Wisdom& w = wisdom();
-    w.folder = wisdomFolder();
+    w.chosen = true;
+    w.folder = folder;
+    fftwf_forget_wisdom();
+    fftw_forget_wisdom();
+    w.saved[0] = w.saved[1] = "";
     if (w.folder.empty()) return;
     for (int precision : {0, 1}) {
-        const std::string path = wisdomPath(precision);
+        const std::string path = pathFor(precision);
         std::ifstream in(path, std::ios::binary);
         if (!in) continue;  // a first run
         std::ostringstream text;
@@ -99,7 +111,10 @@ void prepare() {
         const int ok = precision == 0 ? fftwf_import_wisdom_from_string(s.c_str()) : fftw_import_wisdom_from_string(s.c_str());
         if (!ok) {
             std::fprintf(stderr, "note: FFTW wisdom file '%s' is damaged: ignored (it will be replaced)\n", path.c_str());
-            if (precision == 0) fftwf_forget_wisdom(); else fftw_forget_wisdom();
+            if (precision == 0)
+                fftwf_forget_wisdom();
+            else
+                fftw_forget_wisdom();
             continue;
         }
         w.saved[precision] = exportText(precision);
@@ -116,7 +131,7 @@ void savePlans() {
     for (int precision : {0, 1}) {
         std::string now = exportText(precision);
         if (now == w.saved[precision]) continue;
-        writeFile(wisdomPath(precision), now);
+        writeFile(pathFor(precision), now);
         w.saved[precision] = std::move(now);
     }
 }

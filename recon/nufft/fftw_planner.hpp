@@ -25,8 +25,13 @@ void prepare();
 unsigned planningFlags(std::size_t points);
 // After planning (the lock held): writes the wisdom file again if planning added to it.
 void savePlans();
-// The wisdom files' folder, or "" when wisdom is disabled.
+// The wisdom files' folder the environment asks for, or "" when wisdom is disabled.
 std::string wisdomFolder();
+// Keeps wisdom in `folder` from now on ("": plans by estimate, no files): forgets what was
+// loaded and reads that folder's files (the lock held). prepare() calls it with wisdomFolder().
+void useWisdomFolder(const std::string& folder);
+// The wisdom file of one precision in the folder in use.
+std::string wisdomPath(bool single_precision);
 
 // A measuring planner may take this long per plan before it settles for the best so far.
 constexpr double kPlanningSeconds = 2.0;

@@ -1,11 +1,15 @@
 // The pruned, fused Toeplitz product (recon/nufft/padded_convolution) against two references:
 // the plain one (whole 2N-grid FFTs, product, whole inverse, crop) and, on small grids, the
 // circular convolution summed term by term.
+#include <fftw3.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <mutex>
 
 #include "recon/nufft/fft.hpp"
 #include "recon/nufft/fftw_planner.hpp"
@@ -103,6 +107,57 @@ TEST(PaddedConvolution, EqualsTheFullProduct3D) {
             checkGrid<float>(g, tiles, 2e-6, g.voxels() < 400);
         }
     checkGrid<float>(Grid::cube(3, 32), 0, 2e-6, false);  // several tiles of the default width
+}
+
+// Measured plans kept as wisdom: a first plan writes the file, a new process (here: the folder
+// read again) finds its plans there, a damaged file is ignored with a note and replaced, and
+// an empty folder name plans by estimate without files.
+TEST(FftWisdom, SavedReadAndDamagedFileReplaced) {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / ("reconstudio-wisdom-test-" + std::to_string(::getpid()));
+    fs::remove_all(folder);
+    auto use = [](const std::string& f) {
+        std::lock_guard<std::mutex> lock(fftw::plannerMutex());
+        fftw::useWisdomFolder(f);
+    };
+    auto text = [](const fs::path& p) {
+        std::ifstream in(p, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    use(folder.string());
+    EXPECT_EQ(fftw::planningFlags(64), unsigned(FFTW_MEASURE));
+    EXPECT_EQ(fftw::planningFlags(fftw::kMeasureLimit + 1), unsigned(FFTW_ESTIMATE)) << "too large to measure";
+    const fs::path f32 = fftw::wisdomPath(true);
+    EXPECT_EQ(f32.parent_path(), folder);
+    { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
+    ASSERT_TRUE(fs::exists(f32)) << f32;
+    const std::string saved = text(f32);
+    EXPECT_NE(saved.find("fftw"), std::string::npos) << saved.substr(0, 200);
+    // Read back: the same plan adds nothing, so the file is not rewritten.
+    use(folder.string());
+    const auto written = fs::last_write_time(f32);
+    { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
+    EXPECT_EQ(text(f32), saved);
+    EXPECT_EQ(fs::last_write_time(f32), written);
+    // Damaged: a note, no failure, and the next plan writes a good file over it.
+    { std::ofstream(f32, std::ios::binary) << "(fftw-3.3.10 fftwf_wisdom #x1234 (garbage"; }
+    testing::internal::CaptureStderr();
+    use(folder.string());
+    const std::string note = testing::internal::GetCapturedStderr();
+    EXPECT_NE(note.find("damaged"), std::string::npos) << note;
+    EXPECT_NE(note.find(f32.string()), std::string::npos) << note;
+    { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
+    EXPECT_NE(text(f32).find("fftwf_wisdom"), std::string::npos);
+    EXPECT_EQ(text(f32).find("garbage"), std::string::npos);
+    for (const auto& e : fs::directory_iterator(folder)) EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+    // Disabled: estimate, and no file written.
+    use("");
+    EXPECT_EQ(fftw::planningFlags(64), unsigned(FFTW_ESTIMATE));
+    fs::remove_all(folder);
+    { FftPlan<float> plan({30, 18, 1}, 2, FftDirection::Forward); }
+    EXPECT_FALSE(fs::exists(folder));
+    use(fftw::wisdomFolder());  // as the environment asks, for the tests that follow
+    fs::remove_all(folder);
 }
 
 }  // namespace
