@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
-#include <stdexcept>
-#include <system_error>
 #include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace recon {

@@ -4,11 +4,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
-#include <type_traits>
+#include <mutex>
+#include <string>
 
 #include "recon/core/errors.hpp"
-#include "recon/nufft/fft.hpp"
 #include "recon/nufft/fftw_planner.hpp"
 
 namespace recon {
