@@ -12,6 +12,7 @@
 
 #include "arguments.hpp"
 #include "convergence.hpp"
+#include "toeplitz_timing.hpp"
 #include "json_text.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/core/conventions.hpp"
@@ -56,6 +57,10 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
                      --iterations, and after a lambda change
   --regularizers R   (--convergence) case (each case's own, default) or a list: tikhonov,fd,anatomical
   --backend B        (--convergence) auto (default) | cpu | cuda
+  --toeplitz GRIDS   instead: the CPU Toeplitz product (F^H F x on the 2N grid), pruned and
+                     fused against whole FFTs, and its planning time (comma separated grids:
+                     256x256,64x64x64,...; --iterations products each, default 60).
+                     RECONSTUDIO_FFTW_WISDOM=0 plans by estimate, =DIR keeps wisdom there
 )";
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -740,8 +745,12 @@ int runBenchmark(const std::vector<std::string>& args) {
             std::fputs(kUsage, stdout);
             return 0;
         }
-    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend"},
+    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend", "toeplitz"},
                 {"skip-slow", "retune", "no-cpu"});
+    if (auto grids = a.maybe("toeplitz")) {
+        runToeplitzTiming(*grids, a.integerIn("iterations", 60, 1, 10000));
+        return 0;
+    }
     if (auto cases = a.maybe("convergence")) {
         const int iterations = a.integerIn("iterations", 60, 1, 10000);
         runConvergenceStudy(*cases, a.get("regularizers", "case"), parseBackendChoice(a.get("backend", "auto")),
