@@ -91,8 +91,8 @@ Reconstruction:
   --regularizer R        quadratic (CG): tikhonov | fd | anatomical (default fd);
                          sparse: tv | wavelet | anatomical-tv
   --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
-  --sparse-solver S      auto (default: fista for wavelet, admm otherwise) | admm | fista
-  --wavelet-shifts on|off  FISTA: a random cyclic shift of the wavelet grid per step (default on)
+  --sparse-solver S      auto (default: fista for wavelet, admm otherwise) | admm | fista | pogm
+  --wavelet-shifts on|off  FISTA/POGM: a random cyclic shift of the wavelet grid per step (default on)
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
                          (default 0.005; convergence speed only, not the solution)
