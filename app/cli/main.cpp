@@ -614,6 +614,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
         std::ostringstream j;
         j << "{\"device\":" << jsonString(rec.backend) << ",\"iterations\":" << rec.iterations
           << ",\"cancelled\":" << (cancelled ? "true" : "false")
+          << ",\"lambda\":" << (rec.iterative.empty() ? "null" : jsonNumber(rec.lambda))
           << ",\"psnr_db\":" << (quality ? jsonNumber(quality->psnr_db) : "null")
           << ",\"error_percent\":" << (quality ? jsonNumber(quality->error_percent) : "null") << "}\n";
         io::writeTextAtomically(a.get("report"), j.str());
