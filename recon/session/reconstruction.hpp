@@ -38,9 +38,9 @@ CoilCombination parseCoilCombination(const std::string& name);  // throws InputE
 // (float32 rounding and the prior dominate); 1e-4 keeps a margin at a 6-wide kernel, not 8.
 inline constexpr double kDefaultNufftTolerance = 1e-4;
 
-// The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: FISTA for one
-// wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else. POGM
-// solves what FISTA solves, with another momentum (recon/solvers/fista.hpp).
+// The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: POGM for one
+// wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else. FISTA
+// solves what POGM solves, with another momentum (recon/solvers/fista.hpp).
 enum class SparseSolver { Auto, Admm, Fista, Pogm };
 std::string toString(SparseSolver s);                 // "auto", "admm", "fista", "pogm"
 SparseSolver parseSparseSolver(const std::string& name);  // throws InputError listing the names
