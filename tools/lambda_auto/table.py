@@ -7,7 +7,7 @@ sweep and the gap, then the gridding rows and the seconds of each auto solve.
 
     python3 tools/lambda_auto/table.py build/app/cli/reconstudio-cli [--cases a,b] [--iterations 200]
     python3 tools/lambda_auto/table.py CLI --cases default,radial-3d-noisy --priors tv,wavelet \
-        --iterations 100 --sparse-sweep 0.03,0.05,0.1,0.2,0.3,0.5     # the 3D rows
+        --iterations 100 --sparse-sweep 0.05,0.2,1     # the 3D rows (docs/SPARSE.md)
 """
 import argparse
 import json
