@@ -97,8 +97,8 @@ Reconstruction:
   --regularizer R        quadratic (CG): tikhonov | fd | anatomical (default fd);
                          sparse: tv | wavelet | anatomical-tv
   --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
-  --sparse-solver S      auto (default: fista for wavelet, admm otherwise) | admm | fista
-  --wavelet-shifts on|off  FISTA: a random cyclic shift of the wavelet grid per step (default on)
+  --sparse-solver S      auto (default: pogm for wavelet, admm otherwise) | admm | fista | pogm
+  --wavelet-shifts on|off  FISTA/POGM: a random cyclic shift of the wavelet grid per step (default on)
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
                          (default 0.005; convergence speed only, not the solution)
@@ -542,7 +542,7 @@ int cmdCompare(const std::vector<std::string>& args) {
                 tri.density_seconds, kbWeights.c_str(), kb.density_seconds);
     std::printf("  %s: %s, lambda %.4g x s (s = Q(0) = %.4g), %d %s iterations, %s%s\n", iterative_name.c_str(),
                 toString(opts.regularizer).c_str(), opts.lambda, it.lambda_scale, int(it.history.size()),
-                it.solver == "fista" ? "FISTA" : "CG", it.method.c_str(), it.cancelled ? " (cancelled)" : "");
+                it.solver == "fista" ? "FISTA" : it.solver == "pogm" ? "POGM" : "CG", it.method.c_str(), it.cancelled ? " (cancelled)" : "");
     std::printf("\n  %-20s %10s %10s %10s\n", "method", "seconds", "PSNR dB", "error %");
     for (const auto& r : rows) {
         if (r.quality)
@@ -846,6 +846,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
         std::ostringstream j;
         j << "{\"device\":" << jsonString(rec.backend) << ",\"iterations\":" << rec.iterations
           << ",\"cancelled\":" << (cancelled ? "true" : "false")
+          << ",\"lambda\":" << (rec.iterative.empty() ? "null" : jsonNumber(rec.lambda))
           << ",\"psnr_db\":" << (quality ? jsonNumber(quality->psnr_db) : "null")
           << ",\"error_percent\":" << (quality ? jsonNumber(quality->error_percent) : "null") << "}\n";
         io::writeTextAtomically(a.get("report"), j.str());

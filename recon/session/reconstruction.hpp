@@ -40,10 +40,11 @@ CoilCombination parseCoilCombination(const std::string& name);  // throws InputE
 // (float32 rounding and the prior dominate); 1e-4 keeps a margin at a 6-wide kernel, not 8.
 inline constexpr double kDefaultNufftTolerance = 1e-4;
 
-// The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: FISTA for one
-// wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else.
-enum class SparseSolver { Auto, Admm, Fista };
-std::string toString(SparseSolver s);                 // "auto", "admm", "fista"
+// The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: POGM for one
+// wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else. FISTA
+// solves what POGM solves, with another momentum (recon/solvers/fista.hpp).
+enum class SparseSolver { Auto, Admm, Fista, Pogm };
+std::string toString(SparseSolver s);                 // "auto", "admm", "fista", "pogm"
 SparseSolver parseSparseSolver(const std::string& name);  // throws InputError listing the names
 
 struct SolveOptions {
@@ -70,7 +71,7 @@ struct SolveOptions {
     int admm_inner_iterations = 5;                      // CG iterations per ADMM x-update
     double admm_threshold_scale = AdmmDefaults::threshold_scale;  // ADMM's rho rule (recon/solvers/admm.hpp)
     SparseSolver sparse_solver = SparseSolver::Auto;
-    bool wavelet_shifts = true;                         // FISTA: a random cyclic shift of the wavelet grid per step
+    bool wavelet_shifts = true;                         // FISTA/POGM: a random cyclic shift of the wavelet grid per step
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.
