@@ -131,10 +131,10 @@ def astra_rows(args):
     return 0
 
 
-SETTINGS = {  # key -> (row label, extra `compare` arguments)
-    "default": ("ours fd (default)", []),
-    "unweighted": ("ours fd, W = I", ["--unweighted"]),
-    "cgls": ("ours CG λ=0 unweighted (= CGLS)", ["--lambda", "0", "--unweighted"]),
+SETTINGS = {  # key -> (row label, extra `compare` arguments); all CG (a prior given means CG)
+    "cg-fd": ("ours CG, fd prior, λ 0.1 × s", ["--regularizer", "fd"]),
+    "unweighted": ("ours CG, fd prior, W = I", ["--regularizer", "fd", "--unweighted"]),
+    "cgls": ("ours CG λ=0 unweighted (= CGLS)", ["--regularizer", "fd", "--lambda", "0", "--unweighted"]),
 }
 
 
@@ -210,7 +210,7 @@ def main():
     p.add_argument("scans", nargs="+")
     p.add_argument("--cli", required=True)
     p.add_argument("--backend", default="cpu")
-    p.add_argument("--settings", default="default,cgls", help=f"comma separated, of {', '.join(SETTINGS)}")
+    p.add_argument("--settings", default="cg-fd", help=f"comma separated, of {', '.join(SETTINGS)}")
     p.add_argument("--json")
     p = sub.add_parser("table", help="the rows of several JSON files as one Markdown table")
     p.add_argument("files", nargs="+")
