@@ -28,6 +28,7 @@ private:
     ReconstructionController* controller_;
     QGridLayout* form_ = nullptr;
     void refreshCt();
+    void showCoilProcessing();  // virtual coils, prewhitening, the maps' source
     void showRows(bool ct);  // MR's rows or CT's
 
     std::map<QString, QLabel*> fields_;

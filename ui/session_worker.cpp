@@ -28,6 +28,7 @@ DatasetSummary summarize(const recon::Dataset& d, const QString& origin) {
     s.readouts = qint64(d.trajectory.readouts());
     s.readout_length = d.trajectory.readout_length;
     s.coils = d.coils;
+    s.noise_samples = d.coils > 0 ? qint64(d.noise.size() / std::size_t(d.coils)) : 0;
     s.has_truth = d.hasTruth();
     s.has_reference = d.hasReference();
     s.has_density = !d.density.empty();
@@ -287,6 +288,8 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     opts.iterations = s.iterations;
     opts.snapshot_every = data_->grid.voxels() <= kLiveSnapshotVoxels ? 1 : 5;
     opts.method = recon::FourierMethod{s.method.toStdString(), recon::kDefaultNufftTolerance};
+    opts.coil_combination = s.coil_combination;
+    opts.coil_maps = s.coil_maps;
 
     const int coils = data_->coils;
     // A cold start passes no image at all, so the same settings and data give the same result.
@@ -327,8 +330,10 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     outcome.lambda = result.lambda;
     outcome.lambda_scale = result.lambda_scale;
     outcome.method = QString::fromStdString(result.method);
+    outcome.coil_maps = result.coil_maps;
     if (!result.image.empty()) {
-        last_iterate_ = result.image;
+        // SENSE continues from its complex iterate, not from the magnitude shown.
+        last_iterate_ = result.complex_image.empty() ? result.image : result.complex_image;
         last_iterate_iterations_ = start_iteration + outcome.iterations_done;
         outcome.layers = imageLayers(Layer::Iterative, std::move(result.image), false);
     }

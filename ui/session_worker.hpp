@@ -37,6 +37,10 @@ struct ReconSettings {
     recon::Precision precision = recon::Precision::Single;
     recon::BackendChoice backend = recon::BackendChoice::Auto;
     QString method;  // a Fourier method of the backend; empty: its default
+    // Multi-coil data: coil by coil + sum of squares, or one SENSE solve with maps made by `coil_maps`
+    // (the engine's defaults, as reconstudio-cli's).
+    recon::CoilCombination coil_combination = recon::SolveOptions{}.coil_combination;
+    recon::CoilMapMethod coil_maps = recon::SolveOptions{}.coil_maps;
     bool operator==(const ReconSettings&) const = default;
 };
 
@@ -49,6 +53,7 @@ struct DatasetSummary {
     qint64 readouts = 0;
     int readout_length = 0;
     int coils = 1;
+    qint64 noise_samples = 0;   // per coil, of the data set's noise scan (the session prewhitens with it)
     bool has_truth = false, has_reference = false, has_density = false;
     QString basis;              // "box" / "point"
     double lambda_scale = 0;    // s = Q(0) = sum |phi(k_m)|^2
@@ -103,6 +108,7 @@ struct JobOutcome {
     double lambda = 0, lambda_scale = 0;
     QString method;
     QString lambda_rule;  // the job chose lambda (JobRequest::suggest_lambda): the rule and its numbers
+    std::shared_ptr<const recon::CoilMaps> coil_maps;  // a SENSE solve: the maps it used
 };
 
 struct JobRequest {

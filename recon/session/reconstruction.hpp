@@ -117,6 +117,8 @@ struct SolveResult {
     double lambda_scale = 0;
     std::string method;
     std::string solver = "cg";          // "cg", "admm" or "fista"
+    // SENSE only: the coil maps it used (the session's, shared, never modified), for views and reports.
+    std::shared_ptr<const CoilMaps> coil_maps;
 };
 
 struct GriddingResult {
@@ -268,7 +270,7 @@ private:
     std::unique_ptr<ReconstructionSession> cpu_fallback_;
     SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
 
-    std::optional<CoilMaps> coil_maps_;
+    std::shared_ptr<const CoilMaps> coil_maps_;  // shared with the SolveResults that used them
     std::optional<CoilMapMethod> coil_maps_method_;  // how coil_maps_ was estimated; empty: given by setCoilMaps
     SolveResult solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);  // sense_solve.cpp
 
