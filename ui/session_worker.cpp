@@ -291,7 +291,8 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     opts.coil_combination = s.coil_combination;
     opts.coil_maps = s.coil_maps;
 
-    const int coils = data_->coils;
+    // Solves reported: one per coil for sum of squares, one for SENSE (progress and the phase count them).
+    const int coils = s.coil_combination == recon::CoilCombination::Sense ? 1 : data_->coils;
     // A cold start passes no image at all, so the same settings and data give the same result.
     const bool warm = job.warm_start && last_iterate_.size() == data_->grid.voxels();
     const int start_iteration = warm ? last_iterate_iterations_ : 0;
@@ -307,8 +308,9 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         u.iterations = s.iterations;
         u.start_iteration = start_iteration;
         u.lambda = opts.lambda;
-        // One coil's iterate is not the combined image: multi-coil data show theirs at the end.
-        queueIteration(std::move(u), coils == 1 ? snapshot : nullptr, post_clock);
+        // One coil's iterate is not the combined image, and SENSE's is complex (its result is the
+        // magnitude): multi-coil data show theirs at the end.
+        queueIteration(std::move(u), data_->coils == 1 ? snapshot : nullptr, post_clock);
     };
     auto phase = [&](recon::Phase p, double fraction) {
         if (p != recon::Phase::Iterating) notePhase(job, QString::fromUtf8(recon::toString(p)), fraction);

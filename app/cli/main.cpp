@@ -117,6 +117,8 @@ Reconstruction:
 Output (recon):
   --output FILE          iterative image: .h5 (results), .cfl, .nii[.gz], .png
   --gridding-output FILE Kaiser-Bessel gridding image, same formats
+  --coil-maps-output FILE  (--coil-combine sense) the coil maps the solve used, BART cfl
+                         [x,y,z,coils] (zero outside their mask; --coil-maps FILE reads it back)
   --only M               gridding-trilinear | gridding-kb | iterative (default: all)
   --recipe FILE          settings from a recipe (docs/RECIPE.md); options typed here win
   --report FILE          (recon) device, iterations, PSNR/error as JSON
@@ -503,7 +505,8 @@ DicomExportSpec dicomExportSpec(const Dataset& d, const ReconstructionRecord& re
 
 int cmdRecon(const std::vector<std::string>& typed) {
     const std::vector<std::string> args = expandRecipe(typed);
-    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "only", "report", "format"}}), {"quiet"});
+    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "coil-maps-output", "only", "report", "format"}}),
+                {"quiet"});
     const std::string format = a.get("format", "");
     if (!format.empty() && format != "dicom") throw UsageError("--format expects dicom (other formats follow --output's extension)");
     if (format == "dicom" && (!a.has("output") || a.has("gridding-output")))
@@ -513,8 +516,10 @@ int cmdRecon(const std::vector<std::string>& typed) {
     if (only != "all" && only != "iterative" && only != "gridding-kb" && only != "gridding-trilinear")
         throw UsageError("--only expects gridding-trilinear, gridding-kb or iterative");
     if (!a.has("output") && !a.has("gridding-output")) throw UsageError("recon needs --output FILE (and/or --gridding-output FILE)");
-    for (const char* option : {"output", "gridding-output"}) a.nonEmpty(option);
-    for (const char* option : {"output", "gridding-output"})  // before any work: never write over the data
+    if (a.has("coil-maps-output") && (a.get("coil-combine", "sos") != "sense" || only == "gridding-kb" || only == "gridding-trilinear"))
+        throw UsageError("--coil-maps-output needs --coil-combine sense and the iterative solve (sum of squares and gridding use no maps)");
+    for (const char* option : {"output", "gridding-output", "coil-maps-output"}) a.nonEmpty(option);
+    for (const char* option : {"output", "gridding-output", "coil-maps-output"})  // before any work: never write over the data
         if (a.has(option)) io::refuseOverwritingInputs(inputFiles(a), a.get(option), std::string("--") + option);
     Job job = prepareJob(a, quiet);
     const Dataset& d = job.data();
@@ -526,6 +531,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
     ReconstructionRecord rec;
     rec.grid = d.grid;
     rec.backend = backend->info().describe();
+    std::shared_ptr<const CoilMaps> coil_maps;  // SENSE: the maps the solve used
     // Each stage runs unless Ctrl-C stopped an earlier one; what completed before it is written.
     std::string stopped_in;  // the stage a cancel interrupted
     auto stage = [&](const char* name, const auto& work) {
@@ -551,6 +557,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
             SolveResult it = runIterative(session, opts, bar);
             bar.done();
             cancelled = it.cancelled;
+            coil_maps = it.coil_maps;
             // Cancelled before one iteration finished: the zero start is no result.
             if (!it.history.empty()) rec.iterative = std::move(it.image);
             rec.lambda = opts.lambda;
@@ -605,6 +612,18 @@ int cmdRecon(const std::vector<std::string>& typed) {
     } else {
         if (a.has("output")) write("output", chosen, chosen_name);
         if (a.has("gridding-output")) write("gridding-output", rec.gridding_kb, "gridding-kb");
+    }
+    if (a.has("coil-maps-output")) {
+        const std::string path = a.get("coil-maps-output");
+        if (coil_maps) {
+            std::vector<cfloat> values(coil_maps->maps.size());
+            for (std::size_t i = 0; i < values.size(); ++i) values[i] = cfloat(coil_maps->maps[i]);
+            io::writeCfl(path, {long(d.grid.n[0]), long(d.grid.n[1]), long(d.grid.n[2]), long(coil_maps->coils)}, values);
+            written.push_back(path);
+            if (!quiet) std::fprintf(stderr, "wrote %s (%d coil maps, %s)\n", path.c_str(), coil_maps->coils, coil_maps->source.c_str());
+        } else {
+            skipped.push_back(path + " (--coil-maps-output: the solve stopped before its maps were made)");
+        }
     }
     std::optional<Quality> quality;
     if (d.hasTruth() && !rec.iterative.empty()) quality = measureQuality(rec.iterative, d.truth, false);
