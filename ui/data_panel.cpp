@@ -126,7 +126,12 @@ void DataPanel::refresh() {
 void DataPanel::showCoilProcessing() {
     const DatasetSummary& s = controller_->summary();
     const QLocale locale = QLocale::c();
-    fields_[tr("Virtual coils")]->setText(s.coils > 1 ? tr("none: the %1 coils as they are").arg(s.coils) : tr("none (one coil)"));
+    const auto& prep = controller_->coilPreparation();
+    fields_[tr("Virtual coils")]->setText(
+        prep && prep->virtual_coils > 0
+            ? tr("%1 of %2 coils (PCA), %3 % of the energy kept").arg(prep->virtual_coils).arg(prep->coils).arg(100 * prep->kept_energy, 0, 'f', 2)
+        : s.coils > 1 ? tr("none: the %1 coils as they are").arg(s.coils)
+                      : tr("none (one coil)"));
     fields_[tr("Prewhitening")]->setText(
         s.noise_samples > 0 ? tr("yes: noise covariance from %1 noise samples per coil").arg(locale.toString(s.noise_samples))
                             : tr("no: the data set has no noise scan"));

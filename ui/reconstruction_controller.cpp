@@ -189,6 +189,7 @@ void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
     layers_.setAll(report.layers);
     const bool had_maps = coil_maps_ != nullptr;
     coil_maps_.reset();
+    coil_preparation_.reset();
     emit historyReset();
     emit datasetChanged();
     if (had_maps) emit coilMapsChanged();
@@ -251,6 +252,7 @@ void ReconstructionController::onFinished(const JobOutcome& outcome) {
         layers_.setAll(outcome.layers);
         // CT's s = trace(AᵀWA)/voxels is known once the first solve built the projector.
         if (ct_ && outcome.solved && outcome.lambda_scale > 0) summary_.lambda_scale = outcome.lambda_scale;
+        if (outcome.coil_preparation) coil_preparation_ = outcome.coil_preparation;
         if (outcome.coil_maps && outcome.coil_maps != coil_maps_) {
             coil_maps_ = outcome.coil_maps;
             emit coilMapsChanged();

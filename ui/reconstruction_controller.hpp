@@ -67,6 +67,8 @@ public:
     std::shared_ptr<const std::vector<double>> densityWeights() const { return density_; }
     // The coil maps of the last SENSE solve of the open data set (null: none yet, or sum of squares).
     std::shared_ptr<const recon::CoilMaps> coilMaps() const { return coil_maps_; }
+    // What the last solve did to the coils (prewhitening, compression); empty before one.
+    const std::optional<recon::CoilPreparation>& coilPreparation() const { return coil_preparation_; }
     ImageLayers& layers() { return layers_; }
     const ImageLayers& layers() const { return layers_; }
 
@@ -148,6 +150,7 @@ private:
     double cold_start_cost_ = 0;
     std::shared_ptr<const std::vector<double>> density_;
     std::shared_ptr<const recon::CoilMaps> coil_maps_;
+    std::optional<recon::CoilPreparation> coil_preparation_;
     ImageLayers layers_;
     QTimer debounce_;
     bool auto_reconstruct_ = true;

@@ -103,6 +103,8 @@ void SessionWorker::run(const JobRequest& job) {
                 ctFdk(job);
                 ctSolve(job, outcome);
             } else {
+                prepareCoils(job.settings);
+                outcome.coil_preparation = coil_preparation_;
                 gridAll(job);
                 solve(job, outcome);
             }
@@ -129,6 +131,7 @@ void SessionWorker::ensureBackend(const ReconSettings& s) {
     // A new backend starts with empty caches (Q and F^H d live on it).
     session_ = std::make_unique<recon::ReconstructionSession>(backend_);
     if (data_ && !ct_data_) session_->setDataset(data_);
+    session_virtual_coils_ = 0;
     ct_session_ = ct_data_ ? std::make_unique<recon::CtSession>(backend_, ct_data_) : nullptr;
     gridded_ = false;
 
@@ -197,6 +200,10 @@ void SessionWorker::load(const JobRequest& job) {
     ct_data_.reset();
     ct_session_.reset();
     session_->setDataset(data_);
+    session_virtual_coils_ = 0;
+    coil_preparation_ = {};
+    coil_preparation_.coils = data_->coils;
+    coil_preparation_.noise_samples = data_->coils > 0 ? data_->noise.size() / std::size_t(data_->coils) : 0;  // the session whitens
     gridded_ = false;
     last_iterate_.clear();
     last_iterate_iterations_ = 0;
@@ -251,6 +258,19 @@ std::vector<LayerUpdate> SessionWorker::imageLayers(Layer layer, recon::ComplexA
     }
     out.insert(out.begin(), LayerUpdate{layer, {Volume::make(data_->grid, std::move(image)), quality}});
     return out;
+}
+
+void SessionWorker::prepareCoils(const ReconSettings& s) {
+    const int k = data_->coils > 1 && s.virtual_coils < data_->coils ? std::max(0, s.virtual_coils) : 0;
+    if (k == session_virtual_coils_) return;
+    auto prepared = std::make_shared<recon::Dataset>(*data_);
+    coil_preparation_ = recon::prepareCoils(*prepared, k);
+    session_->setDataset(std::move(prepared));
+    session_virtual_coils_ = k;
+    // Other coils are other data: gridding, F^H d, maps and the last iterate start again.
+    gridded_ = false;
+    last_iterate_.clear();
+    last_iterate_iterations_ = 0;
 }
 
 void SessionWorker::gridAll(const JobRequest& job) {

@@ -22,6 +22,7 @@
 #include "recon/operators/regularizer.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/ct_session.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "ui/image_layers.hpp"
 #include "ui/job_state.hpp"
@@ -41,6 +42,7 @@ struct ReconSettings {
     // (the engine's defaults, as reconstudio-cli's).
     recon::CoilCombination coil_combination = recon::SolveOptions{}.coil_combination;
     recon::CoilMapMethod coil_maps = recon::SolveOptions{}.coil_maps;
+    int virtual_coils = 0;  // coil compression to this many virtual coils (PCA); 0: the coils as they are
     bool operator==(const ReconSettings&) const = default;
 };
 
@@ -109,6 +111,7 @@ struct JobOutcome {
     QString method;
     QString lambda_rule;  // the job chose lambda (JobRequest::suggest_lambda): the rule and its numbers
     std::shared_ptr<const recon::CoilMaps> coil_maps;  // a SENSE solve: the maps it used
+    std::optional<recon::CoilPreparation> coil_preparation;  // MR: what was done to the coils it reconstructed
 };
 
 struct JobRequest {
@@ -159,6 +162,8 @@ signals:
 private:
     void ensureBackend(const ReconSettings& s);
     void load(const JobRequest& job);
+    // The session's data with the settings' coil compression (after whitening); a change re-sets the data.
+    void prepareCoils(const ReconSettings& s);
     void gridAll(const JobRequest& job);
     void solve(const JobRequest& job, JobOutcome& outcome);
     // CT: FDK once per scan (in gridding's place), then the iterative solve.
@@ -187,6 +192,8 @@ private:
     std::unique_ptr<recon::CtSession> ct_session_;       // on backend_, when ct_data_ is set
     std::shared_ptr<const recon::Dataset> data_;
     bool gridded_ = false;                // both gridding layers posted for data_
+    int session_virtual_coils_ = 0;       // the compression the session's data have (0: none)
+    recon::CoilPreparation coil_preparation_;  // of the session's data
     std::optional<recon::CaseSpec> demo_; // what data_ was simulated from (its floor is computable)
     recon::ComplexArray last_iterate_;    // warm start for a tuning solve
     int last_iterate_iterations_ = 0;     // CG iterations behind last_iterate_ since its start from zero

@@ -117,6 +117,13 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
                             Qt::ToolTipRole);
     coil_maps_->setToolTip(tr("How SENSE estimates the coil sensitivities from the data (shown in the Coil maps tab)"));
     form->addRow(tr("Coil maps:"), coil_maps_);
+    virtual_coils_ = new QSpinBox(this);
+    virtual_coils_->setObjectName(QStringLiteral("virtual-coils"));
+    virtual_coils_->setRange(0, 0);
+    virtual_coils_->setSpecialValueText(tr("all coils"));
+    virtual_coils_->setToolTip(tr("Coil compression (PCA) to this many virtual coils, after noise prewhitening: "
+                                  "fewer solves or a smaller SENSE system; the data panel shows the energy kept"));
+    form->addRow(tr("Virtual coils:"), virtual_coils_);
 
     precision_ = new QComboBox(this);
     precision_->addItem(tr("float32"), int(recon::Precision::Single));
@@ -188,6 +195,7 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
         const auto m = recon::CoilMapMethod(coil_maps_->currentData().toInt());
         edit([m](ReconSettings& s) { s.coil_maps = m; });
     });
+    connect(virtual_coils_, &QSpinBox::valueChanged, this, [this](int k) { edit([k](ReconSettings& s) { s.virtual_coils = k; }); });
     connect(precision_, &QComboBox::currentIndexChanged, this, [this] {
         const auto p = recon::Precision(precision_->currentData().toInt());
         edit([p](ReconSettings& s) { s.precision = p; });
@@ -238,6 +246,7 @@ void TunePanel::showSettings(const ReconSettings& s) {
     iterations_->setValue(s.iterations);
     coil_combination_->setCurrentIndex(coil_combination_->findData(int(s.coil_combination)));
     coil_maps_->setCurrentIndex(coil_maps_->findData(int(s.coil_maps)));
+    virtual_coils_->setValue(s.virtual_coils);
     precision_->setCurrentIndex(precision_->findData(int(s.precision)));
     backend_->setCurrentIndex(backend_->findData(int(s.backend)));
     const int m = method_->findData(s.method);
@@ -275,6 +284,12 @@ void TunePanel::showState() {
     const bool multi_coil = controller_->hasDataset() && controller_->modality() == Modality::Mr && controller_->summary().coils > 1;
     coil_combination_->setEnabled(multi_coil);
     coil_maps_->setEnabled(multi_coil && controller_->settings().coil_combination == recon::CoilCombination::Sense);
+    {
+        const QSignalBlocker block(virtual_coils_);  // a smaller range must not edit the settings
+        virtual_coils_->setRange(0, multi_coil ? controller_->summary().coils - 1 : 0);
+        virtual_coils_->setValue(controller_->settings().virtual_coils);
+    }
+    virtual_coils_->setEnabled(multi_coil);
     const double s = controller_->summary().lambda_scale;
     if (controller_->modality() == Modality::Ct) {
         lambda_scale_->setText(s > 0 ? tr("penalty lambda * s * R(x), s = trace(A^T W A) / voxels = %1").arg(s, 0, 'g', 4)

@@ -42,6 +42,7 @@ public:
     // Multi-coil data: sum of squares or SENSE, and how SENSE gets its coil maps.
     QComboBox* coilCombinationBox() const { return coil_combination_; }
     QComboBox* coilMapsBox() const { return coil_maps_; }
+    QSpinBox* virtualCoilsBox() const { return virtual_coils_; }  // 0: "all coils" (no compression)
     QPushButton* reconstructButton() const { return reconstruct_; }
     // How the image shown was started: from zero, or warm (lambda tuning) with
     // the iterations since the last start from zero.
@@ -63,6 +64,7 @@ private:
     QSpinBox* iterations_ = nullptr;
     QComboBox* coil_combination_ = nullptr;
     QComboBox* coil_maps_ = nullptr;
+    QSpinBox* virtual_coils_ = nullptr;
     QComboBox* precision_ = nullptr;
     QComboBox* backend_ = nullptr;
     QComboBox* method_ = nullptr;

@@ -326,22 +326,16 @@ Job prepareJob(const Arguments& a, bool quiet) {
     j.backend = makeBackend(a, quiet);
     j.loaded = loadData(a);
     {
-        // The file's noise scan: whiten the coils (unit, uncorrelated noise) before compressing them.
-        // The session would do it too (setDataset); here it must come before the compression.
+        // The file's noise scan whitens the coils before they are compressed (prepareCoils: that order).
+        // The session would whiten too (setDataset); here it must come before the compression.
         Dataset& d = *j.loaded.data;
-        const std::size_t per_coil = d.noise.size() / std::size_t(std::max(1, d.coils));
-        if (prewhitenWithNoiseScan(d) && !quiet)
-            std::fprintf(stderr, "noise prewhitening: %d coils from %zu noise samples each\n", d.coils, per_coil);
-    }
-    if (a.has("virtual-coils")) {
-        Dataset& d = *j.loaded.data;
-        const int k = a.integerIn("virtual-coils", 0, 1, std::max(1, d.coils));
-        const CoilCompression plan = planCoilCompression(d.kspace, d.coils, k);
-        d.kspace = compressCoils(d.kspace, d.coils, plan);
-        if (!quiet)
-            std::fprintf(stderr, "coil compression: %d coils -> %d virtual coils, %.4f%% of the energy kept\n", d.coils,
-                         plan.virtual_coils, 100 * plan.kept_energy);
-        d.coils = plan.virtual_coils;
+        const int k = a.has("virtual-coils") ? a.integerIn("virtual-coils", 0, 1, std::max(1, d.coils)) : 0;
+        const CoilPreparation prep = prepareCoils(d, k);
+        if (prep.noise_samples > 0 && !quiet)
+            std::fprintf(stderr, "noise prewhitening: %d coils from %zu noise samples each\n", prep.coils, prep.noise_samples);
+        if (prep.virtual_coils > 0 && !quiet)
+            std::fprintf(stderr, "coil compression: %d coils -> %d virtual coils, %.4f%% of the energy kept\n", prep.coils,
+                         prep.virtual_coils, 100 * prep.kept_energy);
     }
     j.session = std::make_unique<ReconstructionSession>(j.backend);
     j.session->setDataset(j.loaded.data);

@@ -4,6 +4,7 @@
 // for one-coil data. Saves the picture docs/SENSE.md shows (build/screenshots/coil-maps.png).
 #include <QComboBox>
 #include <QProgressBar>
+#include <QSpinBox>
 #include <QTest>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "recon/phantom/coil_sensitivities.hpp"
 #include "recon/sense/coil_maps.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "ui/coil_map_view.hpp"
 #include "ui/comparison_grid.hpp"
@@ -118,6 +120,19 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()) && w.coilMapModel()->source() == QLatin1String("walsh"),
                                  kSolveTimeoutMs);
         QVERIFY(panel->field(QStringLiteral("Coil maps")).startsWith(QStringLiteral("Walsh")));
+        // Coil compression to 4 virtual coils (PCA): SENSE then solves with 4 maps, and the panel
+        // says how much of the energy they keep.
+        QCOMPARE(tune->virtualCoilsBox()->maximum(), 7);
+        tune->virtualCoilsBox()->setValue(4);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()) && w.coilMapModel()->coils() == 4, kSolveTimeoutMs);
+        const double kept = recon::planCoilCompression(data.kspace, 8, 4).kept_energy;
+        QCOMPARE(panel->field(QStringLiteral("Virtual coils")),
+                 QStringLiteral("4 of 8 coils (PCA), %1 % of the energy kept").arg(100 * kept, 0, 'f', 2));
+        QVERIFY(kept > 0.5 && kept < 1);
+        QCOMPARE(w.coilMapView()->coilBox()->count(), 5);
+        tune->virtualCoilsBox()->setValue(0);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()) && w.coilMapModel()->coils() == 8, kSolveTimeoutMs);
+        QVERIFY(panel->field(QStringLiteral("Virtual coils")).startsWith(QStringLiteral("none")));
         tune->coilCombinationBox()->setCurrentIndex(tune->coilCombinationBox()->findData(int(recon::CoilCombination::SumOfSquares)));
         QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
         QVERIFY(w.coilMapModel()->hasMaps());

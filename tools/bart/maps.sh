@@ -35,7 +35,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 here=$(cd "$(dirname "$0")" && pwd)
-cli=$(command -v "$cli" || realpath "$cli")
+if [[ $cli == */* ]]; then cli=$(realpath "$cli"); fi  # the work folder becomes the current one
 cd "$work"
 
 # --- data, made by BART ---------------------------------------------------

@@ -110,8 +110,8 @@ TEST_P(BartCoilMaps, EspiritRecoversBartsTrueMapsAndAgreesWithEcalib) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GoldenRatioRadial, BartCoilMaps,
-                         ::testing::Values(Case{"noiseless", 64, 0, 1, 1, 1},
-                                           Case{"noisy", 64, 1e-4, 1, 1, 1}),
+                         ::testing::Values(Case{"noiseless", 64, 0, 0.02, 0.04, 0.04},
+                                           Case{"noisy", 64, 100, 0.02, 0.04, 0.04}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
