@@ -14,7 +14,9 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 start=$(date +%s)
 
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
+launcher=()
+if command -v ccache > /dev/null; then launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize "${launcher[@]}" \
   -DCMAKE_C_FLAGS_SANITIZE="-O1 -g1 $SANITIZE" -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1 $SANITIZE" \
   -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="-fsanitize=address,undefined" \
   -DCMAKE_SHARED_LINKER_FLAGS_SANITIZE="-fsanitize=address,undefined" \

@@ -1,8 +1,11 @@
 #include "ui/data_panel.hpp"
 
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QSignalBlocker>
+#include <QSpinBox>
 
 #include <algorithm>
 
@@ -20,6 +23,7 @@ DataPanel::DataPanel(ReconstructionController* controller, QWidget* parent)
     form_ = new QGridLayout(this);
     form_->setColumnStretch(1, 1);
     add(tr("Data set"));
+    addFrameChooser();
     add(tr("Source"));
     add(tr("Matrix"));
     add(tr("Samples"));
@@ -55,6 +59,43 @@ DataPanel::DataPanel(ReconstructionController* controller, QWidget* parent)
     refresh();
 }
 
+void DataPanel::addFrameChooser() {
+    const QString tip = tr("The file holds several 2D problems (slices, stack-of-stars partitions, contrasts, "
+                           "repetitions): each is reconstructed on its own. Choosing another reloads and "
+                           "reconstructs it. reconstudio-cli recon reconstructs them all.");
+    auto* row = new QWidget(this);
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    frame_chooser_ = new QSpinBox(row);
+    frame_chooser_->setObjectName(QStringLiteral("frame-chooser"));
+    frame_chooser_->setToolTip(tip);
+    frame_chooser_->setKeyboardTracking(false);  // typing "12" opens frame 12, not 1 first
+    auto* name = new QLabel(row);
+    name->setWordWrap(true);
+    layout->addWidget(frame_chooser_);
+    layout->addWidget(name, 1);
+    auto* label = new QLabel(tr("Frame") + ':', this);
+    label->setToolTip(tip);
+    const int at = form_->rowCount();
+    form_->addWidget(label, at, 0, Qt::AlignRight | Qt::AlignVCenter);
+    form_->addWidget(row, at, 1);
+    fields_[tr("Frame")] = name;
+    labels_[tr("Frame")] = label;
+    connect(frame_chooser_, &QSpinBox::valueChanged, controller_, &ReconstructionController::setFrame);
+}
+
+void DataPanel::refreshFrames() {
+    const DatasetSummary& s = controller_->summary();
+    const bool several = controller_->hasDataset() && s.frames > 1;
+    labels_[tr("Frame")]->setVisible(several);
+    frame_chooser_->parentWidget()->setVisible(several);
+    if (!several) return;
+    const QSignalBlocker quiet(frame_chooser_);  // showing the open frame is not a request for one
+    frame_chooser_->setRange(0, s.frames - 1);
+    frame_chooser_->setValue(s.frame);
+    fields_[tr("Frame")]->setText(tr("%1 (of %2: %3)").arg(s.frame_name).arg(s.frames).arg(s.frame_counts));
+}
+
 QLabel* DataPanel::add(const QString& name, const QString& tooltip) {
     auto* value = new QLabel(this);
     value->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -80,6 +121,7 @@ void DataPanel::refresh() {
     fields_[tr("Device")]->setText(b.description.isEmpty() ? tr("(chosen at the first run)") : b.description);
     fields_[tr("Device")]->setToolTip(b.note);
     showRows(controller_->modality() == Modality::Ct);
+    refreshFrames();
     if (controller_->modality() == Modality::Ct) {
         refreshCt();
         return;

@@ -10,6 +10,7 @@
 
 class QGridLayout;
 class QLabel;
+class QSpinBox;
 
 namespace studio {
 
@@ -29,6 +30,10 @@ private:
     QGridLayout* form_ = nullptr;
     void refreshCt();
     void showCoilProcessing();  // virtual coils, prewhitening, the maps' source
+    // A file of several frames: which one is open, and the chooser that switches to another.
+    void addFrameChooser();
+    void refreshFrames();
+    QSpinBox* frame_chooser_ = nullptr;
     void showRows(bool ct);  // MR's rows or CT's
 
     std::map<QString, QLabel*> fields_;

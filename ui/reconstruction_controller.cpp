@@ -81,10 +81,11 @@ void ReconstructionController::post(JobRequest job) {
 }
 
 void ReconstructionController::open(JobRequest::Source source, const QString& name,
-                                    std::shared_ptr<const recon::Dataset> data) {
+                                    std::shared_ptr<const recon::Dataset> data, int frame) {
     JobRequest job;
     job.source = source;
     job.name = name;
+    job.frame = frame;
     job.dataset = std::move(data);
     job.reconstruct = auto_reconstruct_;
     load_pending_ = true;
@@ -92,6 +93,11 @@ void ReconstructionController::open(JobRequest::Source source, const QString& na
 }
 
 void ReconstructionController::openFile(const QString& path) { open(JobRequest::Source::File, path); }
+
+void ReconstructionController::setFrame(int frame) {
+    if (!dataset_ || summary_.frames <= 1 || frame == summary_.frame || frame < 0 || frame >= summary_.frames) return;
+    open(JobRequest::Source::File, summary_.origin, {}, frame);
+}
 
 void ReconstructionController::openDemo(const QString& name, bool use_case_tuning) {
     // A demo case comes with the lambda and regulariser it was tuned for

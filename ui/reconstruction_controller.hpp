@@ -83,6 +83,8 @@ public:
 
 public slots:
     void openFile(const QString& path);
+    // The open file's frame K (summary().frames of them): reloaded and reconstructed like a new file.
+    void setFrame(int frame);
     // use_case_tuning: adopt the case's tuned lambda and regulariser (as the menu does).
     void openDemo(const QString& name, bool use_case_tuning = true);
     void openDataset(std::shared_ptr<const recon::Dataset> data, const QString& origin);
@@ -118,7 +120,8 @@ signals:
 private:
     void post(JobRequest job);
     void retune();  // the debounced restart after a settings change
-    void open(JobRequest::Source source, const QString& name, std::shared_ptr<const recon::Dataset> data = {});
+    void open(JobRequest::Source source, const QString& name, std::shared_ptr<const recon::Dataset> data = {},
+              int frame = 0);
     void setState(JobState s);
     void onDatasetLoaded(const DatasetReport& report);
     void onBackendReady(const BackendReport& report);

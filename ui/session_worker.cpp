@@ -175,12 +175,19 @@ void SessionWorker::load(const JobRequest& job) {
     }
     std::shared_ptr<const recon::Dataset> data;
     std::optional<recon::CaseSpec> demo;
+    DatasetSummary frames;  // only its frame fields
     switch (job.source) {
         case JobRequest::Source::File: {
             beginPhase(job, QStringLiteral("Reading %1").arg(job.name));
             recon::InputSpec spec;
             spec.input = job.name.toStdString();
-            data = recon::readDataset(spec);
+            spec.frame = job.frame;
+            recon::Frames read = recon::readFrames(spec);
+            frames.frames = read.total;
+            frames.frame = read.frames.front().number;
+            frames.frame_name = QString::fromStdString(read.frames.front().name);
+            frames.frame_counts = QString::fromStdString(read.counts.describe());
+            data = std::move(read.frames.front().data);
             break;
         }
         case JobRequest::Source::Demo:
@@ -211,6 +218,10 @@ void SessionWorker::load(const JobRequest& job) {
     DatasetReport report;
     report.data = data_;
     report.summary = summarize(*data_, job.name);
+    report.summary.frames = frames.frames;
+    report.summary.frame = frames.frame;
+    report.summary.frame_name = frames.frame_name;
+    report.summary.frame_counts = frames.frame_counts;
     if (data_->hasTruth())
         report.layers.push_back({Layer::Truth, {Volume::make(data_->grid, data_->truth), std::nullopt}});
     emit datasetLoaded(report);

@@ -62,6 +62,9 @@ struct DatasetSummary {
     qint64 bytes_single = 0;    // estimateReconstructionBytes per precision
     qint64 bytes_double = 0;
     double truth_max = 0;       // max |truth| (0 without a truth)
+    // A file of several frames (recon::readFrames): how many, which one is open, and its name.
+    int frames = 1, frame = 0;
+    QString frame_name, frame_counts;  // "slice 1, repetition 0"; "2 slices x 2 repetitions"
     // CT (Modality::Ct): the scan's geometry and dose; grid is then the volume's, samples
     // the projection values, and lambda_scale s = trace(AᵀWA)/voxels once a solve has run.
     Modality modality = Modality::Mr;
@@ -121,6 +124,7 @@ struct JobRequest {
     ReconSettings settings;
     Source source = Source::None;
     QString name;                                  // file path or demo name
+    int frame = 0;                                 // Source::File: which frame of a file of several
     std::shared_ptr<const recon::Dataset> dataset; // Source::Dataset
     bool reconstruct = true;
     // Continue from the last iterate (lambda tuning) instead of from zero. Only

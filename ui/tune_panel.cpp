@@ -74,7 +74,7 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     regularizer_->addItem(tr("Anatomical TV (sparse)"), int(recon::RegularizerKind::AnatomicalTotalVariation));
     regularizer_->setItemData(3, tr("l1 of the image's gradient, solved by ADMM (one step per inner CG iteration)"),
                               Qt::ToolTipRole);
-    regularizer_->setItemData(4, tr("l1 of Haar wavelet coefficients on a randomly shifted grid, solved by FISTA"),
+    regularizer_->setItemData(4, tr("l1 of Haar wavelet coefficients on a randomly shifted grid, solved by POGM"),
                               Qt::ToolTipRole);
     regularizer_->setItemData(5, tr("Total variation that does not penalise edges of the reference image (ADMM)"),
                               Qt::ToolTipRole);

@@ -12,6 +12,7 @@
 
 #include "arguments.hpp"
 #include "convergence.hpp"
+#include "toeplitz_timing.hpp"
 #include "json_text.hpp"
 #include "recon/backend/backend.hpp"
 #include "recon/core/conventions.hpp"
@@ -55,7 +56,15 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
                      iterations and whole-reconstruction time to plain CG's PSNR after
                      --iterations, and after a lambda change
   --regularizers R   (--convergence) case (each case's own, default) or a list: tikhonov,fd,anatomical
-  --backend B        (--convergence) auto (default) | cpu | cuda
+  --toeplitz GRIDS   instead: the CPU Toeplitz product (F^H F x on the 2N grid), pruned and
+                     fused against whole FFTs, and its planning time (comma separated grids:
+                     256x256,64x64x64,...; --iterations products each, default 60).
+                     RECONSTUDIO_FFTW_WISDOM=0 plans by estimate, =DIR keeps wisdom there
+  --sparse LIST      instead: the sparse priors' speed targets on demo cases (e.g. paper-128):
+                     whole-reconstruction time to within 0.1 dB of the PSNR after --iterations
+                     (default 1000), and after lambda x2 (warm); tv with ADMM, wavelet with FISTA and POGM
+  --priors P         (--sparse) tv,wavelet (default) or any of tv, wavelet, anatomical-tv
+  --backend B        (--convergence, --sparse) auto (default) | cpu | cuda
 )";
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -740,8 +749,18 @@ int runBenchmark(const std::vector<std::string>& args) {
             std::fputs(kUsage, stdout);
             return 0;
         }
-    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend"},
+    Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend",
+                       "toeplitz", "sparse", "priors"},
                 {"skip-slow", "retune", "no-cpu"});
+    if (auto grids = a.maybe("toeplitz")) {
+        runToeplitzTiming(*grids, a.integerIn("iterations", 60, 1, 10000));
+        return 0;
+    }
+    if (auto cases = a.maybe("sparse")) {
+        runSparseConvergenceStudy(*cases, a.get("priors", "tv,wavelet"), parseBackendChoice(a.get("backend", "auto")),
+                                  Precision::Single, a.integerIn("iterations", 1000, 1, 100000), a.get("json", ""));
+        return 0;
+    }
     if (auto cases = a.maybe("convergence")) {
         const int iterations = a.integerIn("iterations", 60, 1, 10000);
         runConvergenceStudy(*cases, a.get("regularizers", "case"), parseBackendChoice(a.get("backend", "auto")),

@@ -54,27 +54,35 @@ struct Reach {
     int iterations = 0;   // CG iterations run (to the target, or the cap)
     double seconds = 0;   // wall time of the solve() call
     double psnr = 0;      // at the last iteration
+    double first_psnr = 0;  // at the first iteration
+    double setup_seconds = 0;  // from the call to the first iteration's record (Q, F^H d, ... built)
     bool reached = false;
 };
 
-// Solves until the record's PSNR reaches `target`, or its relative residual o.tolerance (or
-// `cap` iterations): the monitor cancels the run at the next iteration.
-Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap) {
+// Solves until the record's PSNR reaches `target` (with `band` > 0: comes within `band` of it from
+// either side), or its relative residual o.tolerance (or `cap` iterations): the monitor cancels the
+// run at the next iteration.
+Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, double band = 0) {
     std::atomic<bool> stop{false};
     Reach r;
     o.iterations = cap;
     o.snapshot_every = 0;
+    const auto t0 = Clock::now();
     CallbackMonitor monitor(
         [&](int, const IterationRecord& rec, const ComplexArray*) {
-            r.iterations = rec.iteration;
+            if (r.iterations == 0) {
+                r.first_psnr = rec.psnr_db;
+                r.setup_seconds = since(t0);
+            }
+            ++r.iterations;  // of this run (a warm run's records count on from the last)
             r.psnr = rec.psnr_db;
-            if (rec.psnr_db >= target || (o.tolerance > 0 && rec.residual < o.tolerance)) {
+            const bool close = band > 0 ? std::abs(rec.psnr_db - target) <= band : rec.psnr_db >= target;
+            if (close || (o.tolerance > 0 && rec.residual < o.tolerance)) {
                 r.reached = true;
                 stop = true;
             }
         },
         &stop);
-    const auto t0 = Clock::now();
     s.solve(o, monitor);
     r.seconds = since(t0);
     return r;
@@ -152,6 +160,82 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
                  << ",\"lambda2_tolerance\":" << jsonNumber(kLambdaChangeTolerance) << ",\"lambda2_plain\":" << obj(p2)
                  << ",\"lambda2_circulant\":" << obj(c2) << ",\"device\":" << jsonString(device) << "}";
             first = false;
+        }
+    }
+    json << "]\n";
+    if (!json_path.empty()) {
+        std::ofstream f(json_path);
+        f << json.str();
+        if (!f) throw Error("cannot write " + json_path);
+    }
+}
+
+void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, BackendChoice choice,
+                               Precision precision, int reference, const std::string& json_path) {
+    constexpr double kBand = 0.1;  // dB: "converged" (issue 13's speed target)
+    std::string note;
+    std::shared_ptr<Backend> backend = createBackend(choice, precision, &note);
+    const std::string device = backend->info().describe();
+    std::printf("Sparse priors to convergence, %s\n", device.c_str());
+    std::printf("target: within %.1f dB of the PSNR after %d iterations (a fresh session's cold solve); whole: a fresh\n"
+                "session, Q, F^H d, ||F^H F|| (FISTA/POGM) and the solve, data on the host to image on the host;\n"
+                "lambda x2: warm from the image above until within %.1f dB of a cold %d-iteration solve at 2 lambda\n"
+                "('>': not reached in %d iterations; setup: the whole run's time to its first iteration; 'start': the\n"
+                "PSNR of the warm run's first iteration)\n\n",
+                kBand, reference, kBand, reference, reference);
+    std::printf("%-14s %-12s %-8s %7s %8s %8s | %-20s %8s | %8s %8s %-20s\n", "case", "prior", "solver", "lambda", "PSNR",
+                "ref s", "whole to target", "setup s", "PSNR 2x", "start", "lambda x2 warm");
+    std::ostringstream json;
+    json << "[";
+    bool first = true;
+    for (const std::string& name : split(cases)) {
+        const CaseSpec spec = caseOf(name);
+        std::fprintf(stderr, "simulating %s ...\n", name.c_str());
+        const auto data = simulate(spec);
+        for (const std::string& prior : split(priors)) {
+            const RegularizerKind kind = parseRegularizer(prior);
+            if (!isSparse(kind)) throw UsageError("--sparse: '" + prior + "' is not a sparse prior (tv, wavelet, anatomical-tv)");
+            std::vector<SparseSolver> solvers = {SparseSolver::Admm};
+            if (kind == RegularizerKind::Wavelet) solvers = {SparseSolver::Fista, SparseSolver::Pogm};
+            for (SparseSolver solver : solvers) {
+                SolveOptions o;
+                o.regularizer = kind;
+                o.lambda = defaultSparseLambda(kind);
+                o.sparse_solver = solver;
+                SolveOptions o2 = o;
+                o2.lambda = 2 * o.lambda;
+                // The references: cold solves of `reference` iterations at lambda and 2 lambda.
+                ReconstructionSession ref(backend);
+                ref.setDataset(data);
+                Reach r1 = solveTo(ref, o, 1e300, reference);
+                Reach r2 = solveTo(ref, o2, 1e300, reference);
+                // The measured runs: a fresh session to within kBand of r1, then lambda x2 warm.
+                ReconstructionSession s(backend);
+                s.setDataset(data);
+                const Reach whole = solveTo(s, o, r1.psnr, reference, kBand);
+                SolveOptions warm = o2;
+                warm.warm_start = true;
+                const Reach change = solveTo(s, warm, r2.psnr, reference, kBand);
+                std::printf("%-14s %-12s %-8s %7.3g %8.2f %8.3f | %s %8.3f | %8.2f %8.2f %s\n", name.c_str(), prior.c_str(),
+                            toString(solver).c_str(), o.lambda, r1.psnr, r1.seconds, cell(whole).c_str(), whole.setup_seconds,
+                            r2.psnr, change.first_psnr, cell(change).c_str());
+                std::fflush(stdout);
+                auto obj = [](const Reach& r) {
+                    std::ostringstream js;
+                    js << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds)
+                       << ",\"psnr_db\":" << jsonNumber(r.psnr) << ",\"first_psnr_db\":" << jsonNumber(r.first_psnr)
+                       << ",\"setup_seconds\":" << jsonNumber(r.setup_seconds)
+                       << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
+                    return js.str();
+                };
+                json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
+                     << ",\"samples\":" << data->samples() << ",\"prior\":" << jsonString(prior)
+                     << ",\"solver\":" << jsonString(toString(solver)) << ",\"lambda\":" << jsonNumber(o.lambda)
+                     << ",\"band_db\":" << jsonNumber(kBand) << ",\"reference\":" << obj(r1) << ",\"reference_2x\":" << obj(r2)
+                     << ",\"whole\":" << obj(whole) << ",\"lambda_x2\":" << obj(change) << ",\"device\":" << jsonString(device)
+                     << "}";
+                first = false;
+            }
         }
     }
     json << "]\n";

@@ -17,4 +17,12 @@ namespace recon::cli {
 void runConvergenceStudy(const std::string& cases, const std::string& regularizers, BackendChoice backend,
                          Precision precision, int iterations, const std::string& json_path);
 
+// `reconstudio-cli benchmark --sparse CASES`: the sparse priors' speed targets (issue 13), as
+// printed rows. Per case and prior (tv: ADMM; wavelet: FISTA and POGM), the PSNR after `reference`
+// iterations from a fresh session, then the whole-reconstruction time (Q, F^H d, ||F^H F||, the
+// solve; data on the host to image on the host) until the PSNR is within 0.1 dB of it; then
+// lambda x2, warm, until within 0.1 dB of the PSNR a cold `reference`-iteration solve reaches there.
+void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, BackendChoice backend,
+                               Precision precision, int reference, const std::string& json_path);
+
 }  // namespace recon::cli

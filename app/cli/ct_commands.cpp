@@ -41,7 +41,7 @@ std::vector<int> parseSizes(const std::string& option, const std::string& s, int
 
 const std::set<std::string> kCtDataOptions = {"case", "input"};
 const std::set<std::string> kCtSolveOptions = {"lambda", "regularizer", "iterations", "tolerance", "window", "precision",
-                                               "backend", "threads"};
+                                               "backend", "threads", "ct-solver", "subsets", "relaxation"};
 const std::set<std::string> kCtSolveFlags = {"unweighted", "quiet"};
 
 std::set<std::string> with(std::set<std::string> a, std::initializer_list<std::string> more) {
@@ -67,17 +67,38 @@ std::shared_ptr<Backend> ctBackend(const Arguments& a, bool quiet) {
     return b;
 }
 
-CtSolveOptions ctSolveOptions(const Arguments& a) {
+// The scan decides what `auto` means (chooseCtSolver), so the options are read with it at hand.
+CtSolveOptions ctSolveOptions(const Arguments& a, const ct::CtData& data) {
     CtSolveOptions o;
-    o.iterative.prior = parseRegularizer(a.get("regularizer", "fd"));
+    CtSolver requested = parseCtSolver(a.get("ct-solver", "auto"));
+    // A prior's options ask for CG, the subsets' for OS-SART, whatever the scan.
+    if (requested == CtSolver::Auto && (a.has("regularizer") || a.has("lambda"))) requested = CtSolver::Cg;
+    if (requested == CtSolver::Auto && (a.has("subsets") || a.has("relaxation"))) requested = CtSolver::OsSart;
+    o.solver = chooseCtSolver(requested, data);
+    if (o.solver == CtSolver::OsSart) {
+        for (const char* prior_option : {"regularizer", "lambda"})
+            if (a.has(prior_option))
+                throw UsageError(std::string("--") + prior_option +
+                                 " has no meaning for OS-SART (no prior: the iteration budget regularises); "
+                                 "give --ct-solver cg to use a prior");
+        o.os_sart.subsets = a.integerIn("subsets", o.os_sart.subsets, 1, 65536);
+        o.os_sart.sart.relaxation = a.numberIn("relaxation", o.os_sart.sart.relaxation, 1e-3, 1.999);
+    } else {
+        for (const char* sart_option : {"subsets", "relaxation"})
+            if (a.has(sart_option))
+                throw UsageError(std::string("--") + sart_option + " applies to OS-SART only (--ct-solver os-sart)");
+    }
+    o.iterative.prior = parseRegularizer(a.get("regularizer", "tv"));
     // A demo case's λ is tuned for the finite-difference prior; anything else starts from the prior's default.
     double default_lambda = ct::defaultLambda(o.iterative.prior);
     if (a.has("case") && o.iterative.prior == RegularizerKind::FiniteDifference && ct::isCtCase(a.get("case"))) {
         const double tuned = ct::ctDemoCase(a.get("case")).fd_lambda;
         if (tuned > 0) default_lambda = tuned;
     }
-    o.iterative.lambda = a.numberIn("lambda", default_lambda, 0, 1e6);
-    o.iterations = a.integerIn("iterations", 60, 0, 100000);
+    // TV's λ follows the scan's noise unless given (ct::autoLambda); `--lambda auto` asks for that rule.
+    o.iterative.auto_lambda = a.get("lambda", o.iterative.prior == RegularizerKind::TotalVariation ? "auto" : "") == "auto";
+    if (!o.iterative.auto_lambda) o.iterative.lambda = a.numberIn("lambda", default_lambda, 0, 1e6);
+    o.iterations = a.integerIn("iterations", defaultIterations(o.solver), 0, 100000);
     o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.weighted = !a.flag("unweighted");
     o.projector.threads = a.has("threads") ? a.integerIn("threads", 0, 1, 1024) : 0;
@@ -179,9 +200,10 @@ int ctRecon(const std::vector<std::string>& args, bool compare) {
             }
     }
     const ct::FdkOptions fdk_options{ct::parseRampWindow(a.get("window", "ram-lak")), 0};
-    const CtSolveOptions solve_options = ctSolveOptions(a);
+    parseCtSolver(a.get("ct-solver", "auto"));  // a bad name refused before any work
     std::shared_ptr<Backend> backend = ctBackend(a, quiet);
     std::shared_ptr<const ct::CtData> data = loadCt(a);
+    const CtSolveOptions solve_options = ctSolveOptions(a, *data);
     CtSession session(backend, data);
     std::unique_ptr<Monitor> monitor = makeProgressMonitor(quiet, solve_options.iterations);
 
@@ -227,8 +249,11 @@ int ctRecon(const std::vector<std::string>& args, bool compare) {
               << "," << g.beam.detector_rows << "],\"photons\":" << jsonNumber(data->photons)
               << ",\"source\":" << jsonString(data->source) << "},\"backend\":" << jsonString(backend->info().describe())
               << ",\"window\":" << jsonString(ct::toString(fdk_options.window))
-              << ",\"regularizer\":" << jsonString(toString(solve_options.iterative.prior))
-              << ",\"lambda\":" << jsonNumber(solve_options.iterative.lambda)
+              << ",\"solver\":" << jsonString(toString(solve_options.solver))
+              << ",\"regularizer\":"
+              << jsonString(solve_options.solver == CtSolver::OsSart ? "none" : toString(solve_options.iterative.prior))
+              << ",\"lambda\":" << jsonNumber(rows.back().result.lambda)
+              << ",\"lambda_auto\":" << (solve_options.solver == CtSolver::Cg && solve_options.iterative.auto_lambda ? "true" : "false")
               << ",\"lambda_scale\":" << jsonNumber(rows.back().result.lambda_scale)
               << ",\"weighted\":" << (solve_options.weighted && !data->counts.empty() ? "true" : "false")
               << ",\"iterations\":" << rows.back().result.history.size()

@@ -82,6 +82,12 @@ Data (compare, recon):
   --units U              trajectory units: cycles-per-fov (default), cycles-per-voxel, radians
   --matrix NxN[xN]       grid size (overrides the file's)
   --basis B              voxel basis phi: box (default: sinc) | point (phi = 1; BART's phantom data)
+  --frame K              a file of several frames (ISMRMRD slices, stack-of-stars partitions, contrasts,
+                         repetitions): only frame K. Without it recon reconstructs every frame into one
+                         stacked output (slices/partitions along z, contrasts x repetitions as NIfTI's 4th
+                         dimension); compare takes frame 0 and says so
+  --input F --trajectory T  an ISMRMRD file that stores no trajectory: one frame's k-space positions
+                         (BART (3, readout, readouts), cycles per FOV)
 
 Reconstruction:
   --lambda L|auto        regularisation weight, multiplies s = Q(0) (default: the case's, else 0.02;
@@ -91,8 +97,8 @@ Reconstruction:
   --regularizer R        quadratic (CG): tikhonov | fd | anatomical (default fd);
                          sparse: tv | wavelet | anatomical-tv
   --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
-  --sparse-solver S      auto (default: fista for wavelet, admm otherwise) | admm | fista
-  --wavelet-shifts on|off  FISTA: a random cyclic shift of the wavelet grid per step (default on)
+  --sparse-solver S      auto (default: pogm for wavelet, admm otherwise) | admm | fista | pogm
+  --wavelet-shifts on|off  FISTA/POGM: a random cyclic shift of the wavelet grid per step (default on)
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
                          (default 0.005; convergence speed only, not the solution)
@@ -110,6 +116,10 @@ Reconstruction:
                          combination, Walsh et al. 2000) | lowres (low-resolution images / their
                          root sum of squares) | FILE (BART cfl [x,y,z,coils], e.g. from bart ecalib)
   --virtual-coils K      compress the coils to K virtual coils (PCA) before reconstructing
+  --gpus N|all|LIST      CUDA devices to split over: SENSE's coils (--coil-combine sense; CG stays
+                         on the first) and GPU.Multi's voxels (--method multi). N: the first N GPUs;
+                         all: every visible GPU; LIST: device indices, e.g. 0,1,2,3 (one given GPU:
+                         3,); a repeated index is a logical device of that GPU on its own stream
   --threads N            CPU threads
   --json                 (compare) also print one JSON object as the last line
   --quiet                no progress bar
@@ -137,9 +147,15 @@ CT (cone-beam and fan-beam; docs/CONVENTIONS.md "Cone-beam CT"):
                          to detector; --photons: Poisson noise at N incident photons per pixel
   recon|compare --case ct-... | --input SCAN.h5: FDK and iterative weighted least squares
   --window W             FDK's ramp window: ram-lak (default) | shepp-logan | cosine | hamming | hann
-  --regularizer R        CT: fd (default) | tikhonov (CG) | tv (ADMM); --lambda multiplies
-                         s = trace(A^T W A)/voxels (defaults: fd 0.1 (a case's own when tuned),
-                         tikhonov 0.001, tv 0.0002 /mm)
+  --ct-solver S          auto (default: os-sart for a noiseless scan, cg for one with counts)
+                         | cg (penalised WLS: CG, ADMM for tv; 100 iterations)
+                         | os-sart (no prior, x >= 0; 20 passes over all subsets)
+  --regularizer R        CT (cg): tv (default; ADMM from the FDK image) | fd | tikhonov (CG);
+                         --lambda multiplies s = trace(A^T W A)/voxels (defaults: tv auto:
+                         0.25/sqrt(s n) + 0.0005 /mm, n the mean count; fd 0.1 (a case's own
+                         when tuned), tikhonov 0.001)
+  --subsets N            (os-sart) ordered subsets of the views (default 10; 1 = SART)
+  --relaxation W         (os-sart) relaxation in (0, 2) (default 1)
   --unweighted           W = I even when the scan has counts (default: W = counts)
   --only M               (recon) fdk | iterative (default: both)
   --fdk-output FILE      (recon) the FDK volume (.nii[.gz] real part in 1/mm, .h5, .cfl, .png)
@@ -224,6 +240,9 @@ std::array<int, 3> parseMatrix(const std::string& s) {
 struct Loaded {
     std::shared_ptr<Dataset> data;
     std::optional<CaseSpec> spec;  // when it is a built-in case
+    int frames = 1;                // in the input; data is frame `frame` of them
+    int frame = 0;
+    std::string frame_name;
 };
 
 // The data files named on the command line (none for a demo case).
@@ -238,18 +257,35 @@ InputSpec inputFiles(const Arguments& a) {
     return in;
 }
 
-Loaded loadData(const Arguments& a) {
+// What the data options name, read: one frame (--frame K, else frame 0 of a multi-frame input
+// when `frame_zero` is set) or, without either, every frame.
+Frames readInput(const Arguments& a, bool frame_zero) {
+    InputSpec in = inputFiles(a);
+    if (in.input.empty() && (in.trajectory.empty() || in.kspace.empty()))
+        throw UsageError("BART data needs both --trajectory and --kspace");
+    if (a.has("units")) in.units = parseTrajectoryUnits(a.get("units"));
+    if (a.has("matrix")) in.matrix = parseMatrix(a.get("matrix"));
+    if (a.has("basis")) in.basis = parseBasis(a.get("basis"));
+    if (a.has("frame")) in.frame = a.integerIn("frame", 0, 0, 1 << 20);
+    else if (frame_zero) in.frame = 0;
+    return readFrames(in);
+}
+
+bool hasDataFiles(const Arguments& a) { return a.has("input") || a.has("trajectory") || a.has("kspace"); }
+
+// `preloaded`: one frame read already (recon reads a file's frames first).
+Loaded loadData(const Arguments& a, std::optional<Frames> preloaded = std::nullopt) {
     Loaded l;
-    if (a.has("input") || a.has("trajectory") || a.has("kspace")) {
+    if (hasDataFiles(a)) {
         if (a.has("case")) throw UsageError("give either --case or a data file, not both");
-        InputSpec in = inputFiles(a);
-        if (in.input.empty() && (in.trajectory.empty() || in.kspace.empty()))
-            throw UsageError("BART data needs both --trajectory and --kspace");
-        if (a.has("units")) in.units = parseTrajectoryUnits(a.get("units"));
-        if (a.has("matrix")) in.matrix = parseMatrix(a.get("matrix"));
-        if (a.has("basis")) in.basis = parseBasis(a.get("basis"));
-        l.data = readDataset(in);
+        // compare (and recon of one frame) works on one frame: --frame K, else the first.
+        Frames f = preloaded ? std::move(*preloaded) : readInput(a, true);
+        l.data = std::move(f.frames.front().data);
+        l.frames = f.total;
+        l.frame = f.frames.front().number;
+        l.frame_name = f.frames.front().name;
     } else {
+        if (a.has("frame")) throw UsageError("--frame applies to data files; a demo case has one frame");
         if (a.has("matrix")) throw UsageError("--matrix applies to data files; a demo case has its own grid");
         l.spec = demoCase(a.get("case", "default"));
         const AbortableStage stage("simulating the demo case");
@@ -259,12 +295,23 @@ Loaded loadData(const Arguments& a) {
     return l;
 }
 
+std::vector<int> parseGpus(const std::string& v);
+
 std::shared_ptr<Backend> makeBackend(const Arguments& a, bool quiet) {
     if (a.has("threads")) {  // more than a few per hardware thread only slows a run down
         const int most = std::max(64, 4 * int(std::thread::hardware_concurrency()));
         setCpuThreads(a.integerIn("threads", 0, 1, most));
     }
     std::string note;
+    if (a.has("gpus")) {
+        if (parseBackendChoice(a.get("backend", "auto")) == BackendChoice::Cpu)
+            throw UsageError("--gpus needs the CUDA backend (--backend cuda or auto), not --backend cpu");
+        const int first = parseGpus(a.get("gpus")).front();
+        std::shared_ptr<Backend> b = createCudaBackend(parsePrecision(a.get("precision", "float32")), first, &note);
+        if (!b) throw Error("--gpus: CUDA backend unavailable: " + note);
+        if (!quiet) std::fprintf(stderr, "using %s (GPU %d)\n", b->info().describe().c_str(), first);
+        return b;
+    }
     std::shared_ptr<Backend> b = createBackend(parseBackendChoice(a.get("backend", "auto")),
                                                parsePrecision(a.get("precision", "float32")), &note);
     if (!quiet) std::fprintf(stderr, "%s\n", note.c_str());
@@ -298,12 +345,43 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     return o;
 }
 
+// --gpus: N (the first N GPUs), all, or a comma-separated list of device indices (repeats allowed).
+std::vector<int> parseGpus(const std::string& v) {
+    const int visible = cudaDeviceCount();
+    if (visible == 0) throw UsageError("--gpus " + v + ": no CUDA GPU is visible to this program");
+    std::vector<int> gpus;
+    auto number = [&](const std::string& item) {
+        if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+            throw UsageError("--gpus takes N, all, or device indices like 0,1 (got '" + v + "')");
+        return std::stoi(item);
+    };
+    if (v == "all") {
+        for (int i = 0; i < visible; ++i) gpus.push_back(i);
+    } else if (v.find(',') == std::string::npos) {
+        const int n = number(v);
+        if (n < 1) throw UsageError("--gpus " + v + ": at least one GPU");
+        if (n > visible) throw UsageError("--gpus " + v + ": " + std::to_string(visible) + " GPU(s) visible");
+        for (int i = 0; i < n; ++i) gpus.push_back(i);
+    } else {
+        std::stringstream in(v);
+        std::string item;
+        while (std::getline(in, item, ',')) {
+            const int g = number(item);
+            if (g >= visible)
+                throw UsageError("--gpus " + v + ": device " + item + " does not exist (" + std::to_string(visible) + " visible)");
+            gpus.push_back(g);
+        }
+    }
+    if (gpus.empty()) throw UsageError("--gpus " + v + ": no GPU visible");
+    return gpus;
+}
+
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
-                                            "units", "matrix", "basis"};
+                                            "units", "matrix", "basis", "frame"};
 const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "sparse-solver",
                                              "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
-                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner"};
+                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "gpus"};
 
 std::set<std::string> merged(std::initializer_list<std::set<std::string>> sets) {
     std::set<std::string> out;
@@ -321,10 +399,12 @@ struct Job {
     const Dataset& data() const { return *loaded.data; }
 };
 
-Job prepareJob(const Arguments& a, bool quiet) {
+// `preloaded`: the frame to reconstruct, read already; `backend`: one made already (recon's frames share it).
+Job prepareJob(const Arguments& a, bool quiet, std::optional<Frames> preloaded = std::nullopt,
+               std::shared_ptr<Backend> backend = nullptr) {
     Job j;
-    j.backend = makeBackend(a, quiet);
-    j.loaded = loadData(a);
+    j.backend = backend ? std::move(backend) : makeBackend(a, quiet);
+    j.loaded = loadData(a, std::move(preloaded));
     {
         // The file's noise scan whitens the coils before they are compressed (prepareCoils: that order).
         // The session would whiten too (setDataset); here it must come before the compression.
@@ -340,6 +420,23 @@ Job prepareJob(const Arguments& a, bool quiet) {
     j.session = std::make_unique<ReconstructionSession>(j.backend);
     j.session->setDataset(j.loaded.data);
     j.opts = solveOptions(a, j.loaded.spec);
+    if (a.has("gpus")) {
+        // The first device is the session's backend (CG runs there); each further entry is a
+        // backend of its own: another GPU, or the same GPU again on a stream of its own.
+        const std::vector<int> gpus = parseGpus(a.get("gpus"));
+        std::vector<SplitDevice> devices{{j.backend, "GPU " + std::to_string(gpus[0])}};
+        for (std::size_t i = 1; i < gpus.size(); ++i) {
+            std::string why;
+            std::shared_ptr<Backend> b = createCudaBackend(j.backend->info().precision, gpus[i], &why);
+            if (!b) throw Error("--gpus: GPU " + std::to_string(gpus[i]) + ": " + why);
+            const auto repeats = std::count(gpus.begin(), gpus.begin() + std::ptrdiff_t(i), gpus[i]);
+            devices.push_back({b, "GPU " + std::to_string(gpus[i]) + (repeats ? " (stream " + std::to_string(repeats + 1) + ")" : "")});
+        }
+        j.session->setSenseDevices(std::move(devices));
+        j.opts.method.devices = gpus;
+        if (!quiet && gpus.size() > 1)
+            std::fprintf(stderr, "--gpus: SENSE's coils and GPU.Multi split over %zu devices\n", gpus.size());
+    }
     const std::string maps = a.get("coil-maps", toString(SolveOptions{}.coil_maps));
     std::optional<CoilMapMethod> method;
     try {
@@ -429,6 +526,8 @@ int cmdCompare(const std::vector<std::string>& args) {
     if (l.spec && d.hasTruth() && !a.flag("no-floor")) floor = cartesianFloor(*l.spec, d, *backend);
 
     std::printf("ReconStudio %s — %s\n", RECONSTUDIO_VERSION, d.name.c_str());
+    if (l.frames > 1)
+        std::printf("  frame %d of %d (%s); --frame K compares another\n", l.frame, l.frames, l.frame_name.c_str());
     std::printf("  grid %s, %zu samples (%s), %d coil(s), %s\n", d.grid.describe().c_str(), d.samples(),
                 d.trajectory.kind.c_str(), d.coils, backend->info().describe().c_str());
     // Which density weights each gridding used (they differ by trajectory: docs/CONVENTIONS.md).
@@ -439,7 +538,7 @@ int cmdCompare(const std::vector<std::string>& args) {
                 tri.density_seconds, kbWeights.c_str(), kb.density_seconds);
     std::printf("  %s: %s, lambda %.4g x s (s = Q(0) = %.4g), %d %s iterations, %s%s\n", iterative_name.c_str(),
                 toString(opts.regularizer).c_str(), opts.lambda, it.lambda_scale, int(it.history.size()),
-                it.solver == "fista" ? "FISTA" : "CG", it.method.c_str(), it.cancelled ? " (cancelled)" : "");
+                it.solver == "fista" ? "FISTA" : it.solver == "pogm" ? "POGM" : "CG", it.method.c_str(), it.cancelled ? " (cancelled)" : "");
     std::printf("\n  %-20s %10s %10s %10s\n", "method", "seconds", "PSNR dB", "error %");
     for (const auto& r : rows) {
         if (r.quality)
@@ -455,7 +554,8 @@ int cmdCompare(const std::vector<std::string>& args) {
         j << "{\"version\":" << jsonString(RECONSTUDIO_VERSION) << ",\"case\":{\"name\":" << jsonString(d.name)
           << ",\"grid\":" << jsonString(d.grid.describe()) << ",\"dims\":" << d.grid.dims << ",\"samples\":" << d.samples()
           << ",\"trajectory\":" << jsonString(d.trajectory.kind) << ",\"coils\":" << d.coils
-          << ",\"source\":" << jsonString(d.source) << "},\"backend\":" << jsonString(backend->info().describe())
+          << ",\"source\":" << jsonString(d.source) << ",\"frame\":" << l.frame << ",\"frames\":" << l.frames
+          << "},\"backend\":" << jsonString(backend->info().describe())
           << ",\"lambda\":" << jsonNumber(opts.lambda) << ",\"lambda_scale\":" << jsonNumber(it.lambda_scale)
           << ",\"lambda_rule\":" << (job.auto_lambda ? jsonString(job.auto_lambda->rule) : std::string("null"))
           << ",\"regularizer\":" << jsonString(toString(opts.regularizer)) << ",\"solver\":" << jsonString(it.solver) << ",\"iterations\":" << it.history.size()
@@ -497,6 +597,178 @@ DicomExportSpec dicomExportSpec(const Dataset& d, const ReconstructionRecord& re
     return spec;
 }
 
+// recon's stages on one data set (one frame): gridding and the iterative solve as --only asks.
+// Each stage runs unless Ctrl-C stopped an earlier one; what completed before it is kept.
+struct ReconRun {
+    ReconstructionRecord rec;
+    std::string stopped_in;  // the stage a cancel interrupted
+    bool cancelled = false;
+    std::shared_ptr<const CoilMaps> coil_maps;  // SENSE: the maps the solve used
+};
+
+// `frame`: one of several frames, whose incomplete iterate is not written (no message about it).
+ReconRun runRecon(Job& job, const std::string& only, bool gridding_output, ProgressBar& bar, bool frame = false) {
+    const Dataset& d = job.data();
+    ReconstructionSession& session = *job.session;
+    const SolveOptions& opts = job.opts;
+    ReconRun run;
+    ReconstructionRecord& rec = run.rec;
+    std::string& stopped_in = run.stopped_in;
+    rec.grid = d.grid;
+    rec.backend = job.backend->info().describe();
+    auto stage = [&](const char* name, const auto& work) {
+        if (!stopped_in.empty()) return;
+        try {
+            work();
+        } catch (const Cancelled&) {
+            stopped_in = name;
+        }
+    };
+    auto gridding = [&](DensityMethod density, bool kb) {
+        session.densityWeights(density, bar.progress(Phase::DensityWeights));
+        const Progress p = bar.progress(Phase::Gridding);
+        return kb ? session.gridKaiserBessel(kaiserBesselGridding(), p).image : session.gridTrilinear(p).image;
+    };
+    if (only == "all" || only == "gridding-trilinear")
+        stage("trilinear gridding", [&] { rec.gridding_trilinear = gridding(session.trilinearDensityMethod(), false); });
+    if (only == "all" || only == "gridding-kb" || gridding_output)
+        stage("Kaiser-Bessel gridding", [&] { rec.gridding_kb = gridding(session.kaiserBesselDensityMethod(), true); });
+    bool cancelled = !stopped_in.empty();
+    if (only == "all" || only == "iterative") {
+        stage("the iterative reconstruction, before its first iteration", [&] {
+            SolveResult it = runIterative(session, opts, bar);
+            bar.done();
+            cancelled = it.cancelled;
+            run.coil_maps = it.coil_maps;
+            // Cancelled before one iteration finished: the zero start is no result.
+            if (!it.history.empty()) rec.iterative = std::move(it.image);
+            rec.lambda = opts.lambda;
+            rec.lambda_scale = it.lambda_scale;
+            rec.regularizer = toString(opts.regularizer);
+            rec.method = it.method;
+            rec.iterations = int(it.history.size());
+            rec.history = std::move(it.history);
+            if (cancelled && rec.iterations > 0 && !frame)
+                std::fprintf(stderr, "cancelled after %d iterations: writing the last complete iterate\n", rec.iterations);
+            else if (cancelled)
+                stopped_in = "the iterative reconstruction, before its first iteration";
+        });
+        bar.done();
+    }
+    run.cancelled = cancelled || !stopped_in.empty();
+    return run;
+}
+
+// recon of an input with several frames (docs/FILE_FORMAT.md, "Frames"): each frame reconstructed
+// in turn on one backend, the images stacked into one output per option: slices and partitions
+// along z, contrasts and repetitions as NIfTI's 4th dimension. A cancel keeps only complete
+// frames: the outputs hold the volumes whose frames all finished.
+int reconFrames(const Arguments& a, Frames frames, const std::string& only, bool quiet) {
+    const int total = int(frames.frames.size());
+    const std::string input = a.get("input");
+    if (a.get("format", "") == "dicom")
+        throw UsageError("--format dicom writes one frame: input '" + input + "' holds " + std::to_string(total) +
+                         " (" + frames.counts.describe() + "); choose one with --frame K");
+    if (!frames.complete())
+        throw InputError("input '" + input + "': its " + std::to_string(total) + " frames are not every combination of " +
+                         frames.counts.describe() + ", so they do not stack into volumes; choose one with --frame K");
+    const Grid frame_grid = frames.frames.front().data->grid;
+    for (const Frame& f : frames.frames)
+        if (f.data->grid != frame_grid)
+            throw InputError("input '" + input + "': frame " + std::to_string(f.number) + " (" + f.name + ") is " +
+                             f.data->grid.describe() + ", frame 0 " + frame_grid.describe() + ": they do not stack");
+    // z: slices x partitions of a 2D frame; volumes: contrasts x repetitions (every frame, for 3D frames).
+    const int along_z = frame_grid.dims == 2 ? frames.counts.slices * frames.counts.partitions : 1;
+    if (frame_grid.dims == 3 && frames.counts.slices * frames.counts.partitions > 1)
+        throw InputError("input '" + input + "': 3D frames of several slices or partitions do not stack; choose one with --frame K");
+    const int volumes = total / along_z;
+    Grid stacked = frame_grid;
+    if (along_z > 1) {
+        stacked = Grid::make3D(frame_grid.n[0], frame_grid.n[1], along_z);
+        stacked.fov_mm = {frame_grid.fov_mm[0], frame_grid.fov_mm[1], frame_grid.fov_mm[2] * along_z};
+    }
+    for (const char* option : {"output", "gridding-output"}) {
+        if (!a.has(option)) continue;
+        const std::string path = a.get(option);
+        const bool nifti = io::hasExtension(path, {".nii", ".nii.gz"});
+        if (!nifti && (volumes > 1 || !io::hasExtension(path, {".cfl", ".mrd", ".ismrmrd"})))
+            throw UsageError("--" + std::string(option) + " '" + path + "': input '" + input + "' holds " +
+                             std::to_string(total) + " frames (" + frames.counts.describe() + "), written as one stack: " +
+                             (volumes > 1 ? "NIfTI (.nii, .nii.gz) holds them" : "NIfTI (.nii, .nii.gz), .cfl or .mrd hold them") +
+                             "; or choose one frame with --frame K");
+    }
+    if (!quiet)
+        std::fprintf(stderr, "%s: %d frames (%s): stacked as %s%s\n", input.c_str(), total, frames.counts.describe().c_str(),
+                     stacked.describe().c_str(), volumes > 1 ? (" x " + std::to_string(volumes) + " volumes").c_str() : "");
+    std::shared_ptr<Backend> backend = makeBackend(a, quiet);
+    ProgressBar bar(quiet);
+    std::vector<ComplexArray> chosen, kb;  // per complete frame
+    std::string stopped;                   // the frame a cancel interrupted, and where
+    int iterations = 0;
+    for (int k = 0; k < total; ++k) {
+        Frame& f = frames.frames[std::size_t(k)];
+        if (!quiet) std::fprintf(stderr, "frame %d/%d (%s)\n", k + 1, total, f.name.c_str());
+        Frames one;
+        one.frames.push_back(std::move(f));
+        one.counts = frames.counts;
+        one.total = total;
+        Job job = prepareJob(a, true, std::move(one), backend);
+        ReconRun run = runRecon(job, only, a.has("gridding-output"), bar, true);
+        if (run.cancelled || g_cancel.load()) {
+            stopped = "frame " + std::to_string(k) + " (" + job.loaded.frame_name + ")" +
+                      (run.stopped_in.empty() ? std::string() : ", " + run.stopped_in);
+            break;
+        }
+        iterations = run.rec.iterations;
+        chosen.push_back(only == "gridding-trilinear" ? std::move(run.rec.gridding_trilinear)
+                         : only == "gridding-kb"      ? std::move(run.rec.gridding_kb)
+                                                      : std::move(run.rec.iterative));
+        if (a.has("gridding-output")) kb.push_back(std::move(run.rec.gridding_kb));
+    }
+    const int complete_volumes = int(chosen.size()) / along_z;
+    const int written_frames = complete_volumes * along_z;
+    std::vector<std::string> written, skipped;
+    auto write = [&](const char* option, const std::vector<ComplexArray>& images, const char* what) {
+        const std::string path = a.get(option);
+        if (complete_volumes == 0) {
+            skipped.push_back(path + " (--" + option + ": no volume's frames were all complete)");
+            return;
+        }
+        ComplexArray image;
+        image.reserve(stacked.voxels() * std::size_t(complete_volumes));
+        for (int k = 0; k < written_frames; ++k) image.insert(image.end(), images[std::size_t(k)].begin(), images[std::size_t(k)].end());
+        ImageWriteOptions o;
+        o.description = std::string(what) + ", " + std::to_string(written_frames) + " frames";
+        o.volumes = complete_volumes;
+        writeImage(path, stacked, image, o);
+        written.push_back(path + (written_frames < total ? " (frames 0 to " + std::to_string(written_frames - 1) + ")" : ""));
+        if (!quiet && stopped.empty()) std::fprintf(stderr, "wrote %s\n", path.c_str());
+    };
+    const char* chosen_name = only == "gridding-trilinear" ? "gridding-trilinear" : only == "gridding-kb" ? "gridding-kb" : "iterative";
+    if (a.has("output")) write("output", chosen, chosen_name);
+    if (a.has("gridding-output")) write("gridding-output", kb, "gridding-kb");
+    const bool cancelled = !stopped.empty();
+    if (a.has("report")) {
+        std::ostringstream j;
+        j << "{\"device\":" << jsonString(backend->info().describe()) << ",\"iterations\":" << iterations
+          << ",\"cancelled\":" << (cancelled ? "true" : "false") << ",\"frames\":" << total
+          << ",\"frames_written\":" << written_frames << ",\"psnr_db\":null,\"error_percent\":null}\n";
+        io::writeTextAtomically(a.get("report"), j.str());
+        written.push_back(a.get("report"));
+    }
+    if (cancelled) {
+        auto list = [](const std::vector<std::string>& v) {
+            std::string s;
+            for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+            return s;
+        };
+        std::fprintf(stderr, "cancelled during %s: %s; frames %d to %d not written%s\n", stopped.c_str(),
+                     written.empty() ? "nothing written" : ("wrote " + list(written)).c_str(), written_frames, total - 1,
+                     skipped.empty() ? "" : ("; not written: " + list(skipped)).c_str());
+    }
+    return cancelled ? 130 : 0;
+}
+
 int cmdRecon(const std::vector<std::string>& typed) {
     const std::vector<std::string> args = expandRecipe(typed);
     Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "coil-maps-output", "only", "report", "format"}}),
@@ -515,59 +787,22 @@ int cmdRecon(const std::vector<std::string>& typed) {
     for (const char* option : {"output", "gridding-output", "coil-maps-output"}) a.nonEmpty(option);
     for (const char* option : {"output", "gridding-output", "coil-maps-output"})  // before any work: never write over the data
         if (a.has(option)) io::refuseOverwritingInputs(inputFiles(a), a.get(option), std::string("--") + option);
-    Job job = prepareJob(a, quiet);
-    const Dataset& d = job.data();
-    ReconstructionSession& session = *job.session;
-    const SolveOptions& opts = job.opts;
-    const auto& backend = job.backend;
-    ProgressBar bar(quiet);
-
-    ReconstructionRecord rec;
-    rec.grid = d.grid;
-    rec.backend = backend->info().describe();
-    std::shared_ptr<const CoilMaps> coil_maps;  // SENSE: the maps the solve used
-    // Each stage runs unless Ctrl-C stopped an earlier one; what completed before it is written.
-    std::string stopped_in;  // the stage a cancel interrupted
-    auto stage = [&](const char* name, const auto& work) {
-        if (!stopped_in.empty()) return;
-        try {
-            work();
-        } catch (const Cancelled&) {
-            stopped_in = name;
-        }
-    };
-    auto gridding = [&](DensityMethod density, bool kb) {
-        session.densityWeights(density, bar.progress(Phase::DensityWeights));
-        const Progress p = bar.progress(Phase::Gridding);
-        return kb ? session.gridKaiserBessel(kaiserBesselGridding(), p).image : session.gridTrilinear(p).image;
-    };
-    if (only == "all" || only == "gridding-trilinear")
-        stage("trilinear gridding", [&] { rec.gridding_trilinear = gridding(session.trilinearDensityMethod(), false); });
-    if (only == "all" || only == "gridding-kb" || a.has("gridding-output"))
-        stage("Kaiser-Bessel gridding", [&] { rec.gridding_kb = gridding(session.kaiserBesselDensityMethod(), true); });
-    bool cancelled = !stopped_in.empty();
-    if (only == "all" || only == "iterative") {
-        stage("the iterative reconstruction, before its first iteration", [&] {
-            SolveResult it = runIterative(session, opts, bar);
-            bar.done();
-            cancelled = it.cancelled;
-            coil_maps = it.coil_maps;
-            // Cancelled before one iteration finished: the zero start is no result.
-            if (!it.history.empty()) rec.iterative = std::move(it.image);
-            rec.lambda = opts.lambda;
-            rec.lambda_scale = it.lambda_scale;
-            rec.regularizer = toString(opts.regularizer);
-            rec.method = it.method;
-            rec.iterations = int(it.history.size());
-            rec.history = std::move(it.history);
-            if (cancelled && rec.iterations > 0)
-                std::fprintf(stderr, "cancelled after %d iterations: writing the last complete iterate\n", rec.iterations);
-            else if (cancelled)
-                stopped_in = "the iterative reconstruction, before its first iteration";
-        });
-        bar.done();
+    std::optional<Frames> frames;
+    if (hasDataFiles(a) && !a.has("case")) {
+        frames = readInput(a, false);  // every frame, or the one --frame names
+        if (frames->frames.size() > 1 && a.has("coil-maps-output"))
+            throw UsageError("--coil-maps-output writes one frame's maps, but the input holds " +
+                             std::to_string(frames->frames.size()) + " frames: choose one with --frame K");
+        if (frames->frames.size() > 1) return reconFrames(a, std::move(*frames), only, quiet);
     }
-    cancelled = cancelled || !stopped_in.empty();
+    Job job = prepareJob(a, quiet, std::move(frames));
+    const Dataset& d = job.data();
+    const SolveOptions& opts = job.opts;
+    ProgressBar bar(quiet);
+    ReconRun run = runRecon(job, only, a.has("gridding-output"), bar);
+    ReconstructionRecord& rec = run.rec;
+    const std::string& stopped_in = run.stopped_in;
+    const bool cancelled = run.cancelled;
     // What each output holds; an output whose image is not complete is not written.
     const ComplexArray& chosen = only == "gridding-trilinear" ? rec.gridding_trilinear
                                  : only == "gridding-kb"      ? rec.gridding_kb
@@ -609,7 +844,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
     }
     if (a.has("coil-maps-output")) {
         const std::string path = a.get("coil-maps-output");
-        if (coil_maps) {
+        if (const auto& coil_maps = run.coil_maps) {
             std::vector<cfloat> values(coil_maps->maps.size());
             for (std::size_t i = 0; i < values.size(); ++i) values[i] = cfloat(coil_maps->maps[i]);
             io::writeCfl(path, {long(d.grid.n[0]), long(d.grid.n[1]), long(d.grid.n[2]), long(coil_maps->coils)}, values);
@@ -627,6 +862,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
         std::ostringstream j;
         j << "{\"device\":" << jsonString(rec.backend) << ",\"iterations\":" << rec.iterations
           << ",\"cancelled\":" << (cancelled ? "true" : "false")
+          << ",\"lambda\":" << (rec.iterative.empty() ? "null" : jsonNumber(rec.lambda))
           << ",\"psnr_db\":" << (quality ? jsonNumber(quality->psnr_db) : "null")
           << ",\"error_percent\":" << (quality ? jsonNumber(quality->error_percent) : "null") << "}\n";
         io::writeTextAtomically(a.get("report"), j.str());

@@ -21,6 +21,7 @@ std::vector<std::string> recipeArguments(const io::Recipe& r) {
     add("--only", r.method);
     add("--regularizer", r.regularizer);
     if (r.lambda) out.insert(out.end(), {"--lambda", exact(*r.lambda)});
+    if (r.lambda_auto) out.insert(out.end(), {"--lambda", "auto"});
     if (r.iterations) out.insert(out.end(), {"--iterations", std::to_string(*r.iterations)});
     if (r.tolerance) out.insert(out.end(), {"--tolerance", exact(*r.tolerance)});
     add("--preconditioner", r.preconditioner);

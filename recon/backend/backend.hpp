@@ -26,6 +26,9 @@ namespace recon {
 struct FourierMethod {
     std::string name = "nufft";
     double tolerance = 1e-6;  // NUFFT's requested relative accuracy
+    // "multi" (GPU.Multi): the CUDA devices its voxels are split over, repeats allowed (logical
+    // devices of one GPU, each on a stream of its own); empty: every visible GPU once.
+    std::vector<int> devices = {};
 };
 
 struct MethodInfo {
@@ -121,6 +124,8 @@ std::unique_ptr<Backend> createCpuBackend(Precision p, int threads = 0);
 // Null (and *why set) when CUDA is not built in, no device is usable, or init fails.
 std::unique_ptr<Backend> createCudaBackend(Precision p, int device, std::string* why);
 bool cudaCompiledIn();
+// CUDA devices visible to this process (0 without CUDA or a driver).
+int cudaDeviceCount();
 // Auto prefers CUDA and falls back to the CPU; *note says what happened.
 std::unique_ptr<Backend> createBackend(BackendChoice c, Precision p, std::string* note);
 

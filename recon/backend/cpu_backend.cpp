@@ -3,12 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <thread>
 
 #include "recon/backend/backend.hpp"
 #include "recon/nufft/fft.hpp"
 #include "recon/nufft/nufft.hpp"
+#include "recon/nufft/padded_convolution.hpp"
 #include "recon/nufft/spread_kernel.hpp"
 #include "recon/operators/direct_sums.hpp"
 #include "recon/operators/regularizer.hpp"
@@ -153,27 +153,26 @@ class CpuToeplitz final : public ToeplitzOperator {
 public:
     CpuToeplitz(VectorSpace& space, const Grid& g, const HostVector<T>& q)
         : ToeplitzOperator(space, g), big_(g.doubled()) {
-        fwd_ = std::make_unique<FftPlan<T>>(big_.n, g.dims, FftDirection::Forward);
-        bwd_ = std::make_unique<FftPlan<T>>(big_.n, g.dims, FftDirection::Backward);
         // Q is stored on the 2N grid with difference d = j - N at index j; the
         // circular kernel wants d at index d mod 2N: an fftshift per axis.
-        spectrum_.resize(big_.voxels());
+        HostVector<T> spectrum(big_.voxels());
         for (int z = 0; z < big_.n[2]; ++z)
             for (int y = 0; y < big_.n[1]; ++y)
                 for (int x = 0; x < big_.n[0]; ++x) {
                     int cx = circularIndex(x - g.n[0], big_.n[0]);
                     int cy = circularIndex(y - g.n[1], big_.n[1]);
                     int cz = g.dims == 3 ? circularIndex(z - g.n[2], big_.n[2]) : 0;
-                    spectrum_[big_.index(cx, cy, cz)] = q[big_.index(x, y, z)];
+                    spectrum[big_.index(cx, cy, cz)] = q[big_.index(x, y, z)];
                 }
-        fwd_->execute(spectrum_.data());
+        FftPlan<T>(big_.n, g.dims, FftDirection::Forward).execute(spectrum.data());
         const T scale = T(1.0 / double(big_.voxels()));  // the inverse FFT's normalisation, folded in once
-        for (auto& v : spectrum_) v *= scale;
+        for (auto& v : spectrum) v *= scale;
+        product_ = std::make_unique<PaddedConvolution<T>>(g, spectrum);
     }
 
     ComplexArray q() const override {
-        HostVector<T> s = spectrum_;
-        bwd_->execute(s.data());  // spectrum_ already carries 1/size
+        HostVector<T> s = product_->spectrum();
+        FftPlan<T>(big_.n, grid().dims, FftDirection::Backward).execute(s.data());  // the spectrum carries 1/size
         ComplexArray out(big_.voxels());
         const Grid& g = grid();
         for (int z = 0; z < big_.n[2]; ++z)
@@ -188,37 +187,10 @@ public:
     }
 
 private:
-    void applyForward(const Vector& xv, Vector& yv) const override {
-        const std::complex<T>* x = values<T>(xv).data();
-        std::complex<T>* y = values<T>(yv).data();
-        if (work_.size() != big_.voxels()) work_.resize(big_.voxels());
-        std::fill(work_.begin(), work_.end(), std::complex<T>(0));
-        const Grid& g = grid();
-#pragma omp parallel for schedule(static)
-        for (int z = 0; z < g.n[2]; ++z)
-            for (int yy = 0; yy < g.n[1]; ++yy)
-                std::memcpy(static_cast<void*>(&work_[big_.index(0, yy, z)]), &x[g.index(0, yy, z)], sizeof(std::complex<T>) * g.n[0]);
-        fwd_->execute(work_.data());
-        const std::int64_t n = std::int64_t(work_.size());
-        T* pw = reinterpret_cast<T*>(work_.data());
-        const T* ps = reinterpret_cast<const T*>(spectrum_.data());
-#pragma omp parallel for simd schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) {
-            T a = pw[2 * i], b = pw[2 * i + 1], c = ps[2 * i], d = ps[2 * i + 1];
-            pw[2 * i] = a * c - b * d;
-            pw[2 * i + 1] = a * d + b * c;
-        }
-        bwd_->execute(work_.data());
-#pragma omp parallel for schedule(static)
-        for (int z = 0; z < g.n[2]; ++z)
-            for (int yy = 0; yy < g.n[1]; ++yy)
-                std::memcpy(static_cast<void*>(&y[g.index(0, yy, z)]), &work_[big_.index(0, yy, z)], sizeof(std::complex<T>) * g.n[0]);
-    }
+    void applyForward(const Vector& xv, Vector& yv) const override { product_->apply(values<T>(xv).data(), values<T>(yv).data()); }
 
     Grid big_;
-    HostVector<T> spectrum_;
-    mutable HostVector<T> work_;  // the 2N grid, kept between products
-    std::unique_ptr<FftPlan<T>> fwd_, bwd_;
+    std::unique_ptr<PaddedConvolution<T>> product_;  // pruned FFTs, the spectrum product fused in
 };
 
 // The plain Fourier sums on host vectors, exact or by a NUFFT plan made on first use.

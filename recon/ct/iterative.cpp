@@ -20,6 +20,20 @@ double defaultLambda(RegularizerKind prior) {
     throw InputError("CT: the prior '" + toString(prior) + "' is not available (tikhonov, fd, tv)");
 }
 
+namespace {
+// autoLambda's constants for TV (docs/CONVENTIONS.md, "Iterative"): λ = kNoiseFactor / sqrt(s n̄) + kFloor.
+constexpr double kTvNoiseFactor = 0.25;
+constexpr double kTvFloor = 5e-4;  // 1/mm
+}  // namespace
+
+double autoLambda(RegularizerKind prior, double scale, double mean_count) {
+    if (prior != RegularizerKind::TotalVariation) return defaultLambda(prior);
+    if (!(scale > 0) || !std::isfinite(scale))
+        throw InputError("CT: automatic λ needs s > 0, got " + formatNumber(scale));
+    const double noise = mean_count > 0 && std::isfinite(mean_count) ? 1.0 / std::sqrt(scale * mean_count) : 0.0;
+    return kTvNoiseFactor * noise + kTvFloor;
+}
+
 Grid gridOf(const VolumeGeometry& volume) {
     Grid g = volume.size[2] > 1 ? Grid::make3D(volume.size[0], volume.size[1], volume.size[2])
                                 : Grid::make2D(volume.size[0], volume.size[1]);
@@ -72,7 +86,8 @@ IterativeSolve::IterativeSolve(VectorSpace& space, LinearOperatorPtr projector, 
     if (!(scale_ > 0) || !std::isfinite(scale_))
         throw InputError("CT iterative: the projector sees none of the volume (trace(AᵀWA) = " +
                          formatNumber(weighted_trace) + ")");
-    lambda_ = options.lambda;
+    lambda_ = options.auto_lambda ? autoLambda(options.prior, scale_, options.mean_count) : options.lambda;
+    auto_lambda_ = options.auto_lambda;
 
     // d = sqrt(W) p: the data term ||sqrt(W)(A x − p)||² with b = (sqrt(W) A)ᵀ d.
     ComplexArray d(projections.begin(), projections.end());
@@ -112,6 +127,7 @@ void IterativeSolve::setLambda(double lambda) {
     if (!(lambda >= 0) || !std::isfinite(lambda))
         throw InputError("CT iterative: lambda must be a finite number >= 0, got " + formatNumber(lambda));
     lambda_ = lambda;
+    auto_lambda_ = false;
     if (impl_->cg)
         impl_->cg->setWeight(1, lambda * scale_);
     else
@@ -126,9 +142,17 @@ void IterativeSolve::setTruth(const std::vector<double>& truth) {
         impl_->admm->setTruth(t);
 }
 
+void IterativeSolve::setInitial(const std::vector<double>& x0) {
+    const ComplexArray x(x0.begin(), x0.end());
+    if (impl_->cg)
+        impl_->cg->setInitial(x);
+    else
+        impl_->admm->setInitial(x);
+}
+
 std::string IterativeSolve::describe() const {
     return std::string(impl_->admm ? "ADMM" : "CG") + ", weighted least squares + " + toString(impl_->prior) +
-           ", λ " + formatNumber(lambda_) + " × s (s = " + formatNumber(scale_) + ")";
+           ", λ " + (auto_lambda_ ? "auto " : "") + formatNumber(lambda_) + " × s (s = " + formatNumber(scale_) + ")";
 }
 
 }  // namespace recon::ct

@@ -29,10 +29,19 @@ struct IterativeOptions {
     // Tikhonov, FiniteDifference or TotalVariation; lambda 0 = plain (weighted) least squares.
     RegularizerKind prior = RegularizerKind::FiniteDifference;
     double lambda = 0;
+    // λ from the data's noise level instead (autoLambda, once s is known); `lambda` is then ignored.
+    bool auto_lambda = false;
+    double mean_count = 0;  // the scan's mean detected count per pixel (0: noiseless)
 };
 
 // Where λ starts when none is given: measured best of sweeps on the demo cases (docs/CONVENTIONS.md).
 double defaultLambda(RegularizerKind prior);
+// λ for the scan's noise. TV: its λ is a threshold in 1/mm, best near the noise of the image
+// a weighted least-squares fit gives, about 1 / sqrt(s n̄) (n̄ the mean count: the normalised
+// weights' noise variance is 1/n̄ per ray, AᵀW̃A's mean eigenvalue s); plus a floor for noiseless
+// data, whose error is the model's (the voxel grid, few views). Both constants are calibrated
+// on the demo cases (docs/CONVENTIONS.md). Other priors: defaultLambda.
+double autoLambda(RegularizerKind prior, double scale, double mean_count);
 
 // The image grid of a CT volume (the regularisers' indexing: x fastest, 2D when n_z = 1).
 Grid gridOf(const VolumeGeometry& volume);
@@ -53,12 +62,15 @@ public:
     // A new λ: the penalty's weight changes on the resident solver, which continues from its iterate.
     void setLambda(double lambda);
     void setTruth(const std::vector<double>& truth);
+    // Start from x0 (e.g. the FDK image) instead of zero; the iteration count restarts.
+    void setInitial(const std::vector<double>& x0);
     std::string describe() const;  // "weighted least squares + fd, λ 0.01 × s (s = 12.3)"
 
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     double scale_ = 0, lambda_ = 0;
+    bool auto_lambda_ = false;
 };
 
 }  // namespace recon::ct

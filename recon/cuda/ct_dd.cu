@@ -30,7 +30,7 @@ struct DeviceTables {
     const float* row_height;
     const int* axis;  // per view: the slicing axis a
     float z0, pv_over_dz, vz0_over_pvdz;
-    float dso, dsd, u_first_edge, pixel_u;
+    float dso, dsd, u_first_edge, inv_pixel_u;
     float edge[3], voxel[3];
 };
 
@@ -113,13 +113,16 @@ struct Lines {
     int q0;  // Weighted: line q belongs to view q0 + q
     std::size_t ip, iq, op, oq, in_base, out_base, in_step, out_step;
 };
-template <bool Weighted>
+// Pairs: out holds float2 (node m, node m + 1) per line position m < n (out_base, op, oq and
+// out_step count float2s), so that one 8-byte load brings both nodes of a linear interpolation.
+template <bool Weighted, bool Pairs = false>
 __global__ void centredPrefixKernel(Lines l, const float* in, float* out, DeviceTables t) {
     const std::size_t id = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (id >= std::size_t(l.P) * l.Q) return;
     const int p = int(id % l.P), q = int(id / l.P);
     const float* src = in + l.in_base + p * l.ip + q * l.iq;
-    float* dst = out + l.out_base + p * l.op + q * l.oq;
+    float* dst = Pairs ? nullptr : out + l.out_base + p * l.op + q * l.oq;
+    float2* pairs = Pairs ? reinterpret_cast<float2*>(out) + l.out_base + p * l.op + q * l.oq : nullptr;
     float scale = 1.0f, inplane2 = 0.0f;
     if (Weighted) {
         const std::size_t col = std::size_t(l.q0 + q) * t.nu + p;
@@ -138,23 +141,28 @@ __global__ void centredPrefixKernel(Lines l, const float* in, float* out, Device
     // In place (out rows one behind in's) is safe: row m is written after in[m − 1] was read.
     for (int m = 0; m <= l.n; ++m) {
         const double next = m < l.n ? value(m) : 0.0;
-        dst[m * l.out_step] = float(run - centre);
+        const float node = float(run - centre);
+        if constexpr (Pairs) {
+            if (m < l.n) pairs[m * l.out_step].x = node;
+            if (m > 0) pairs[(m - 1) * l.out_step].y = node;
+        } else {
+            dst[m * l.out_step] = node;
+        }
         run += next;
     }
 }
 
-template <bool Hardware>
-__device__ __forceinline__ float sampleColumn(cudaTextureObject_t tex, const float* r, int nu, int nv, int view, int iu,
-                                              float gamma) {
-    if constexpr (Hardware) {
-        return tex3D<float>(tex, float(iu) + 0.5f, gamma + 0.5f, float(view) + 0.5f);
-    } else {
-        gamma = fminf(fmaxf(gamma, 0.0f), float(nv));
-        const int c = min(int(gamma), nv - 1);
-        const float f = gamma - float(c);
-        const float* p = r + (std::size_t(view) * (nv + 1) + c) * nu + iu;
-        return fmaf(f, __ldg(p + nu) - __ldg(p), __ldg(p));
-    }
+// The adjoint's integral of view `view`, column iu, at γ (cell units): the texture's
+// linear filtering over the scalar table, or the software interpolation over node pairs
+// (one 8-byte load for both nodes).
+__device__ __forceinline__ float textureLinear(cudaTextureObject_t tex, int view, int iu, float gamma) {
+    return tex3D<float>(tex, float(iu) + 0.5f, gamma + 0.5f, float(view) + 0.5f);
+}
+__device__ __forceinline__ float pairLinear(const float2* r, int nu, int nv, int view, int iu, float gamma) {
+    gamma = fminf(fmaxf(gamma, 0.0f), float(nv));
+    const int c = min(int(gamma), nv - 1);
+    const float2 q = __ldg(r + (std::size_t(view) * nv + c) * nu + iu);
+    return fmaf(gamma - float(c), q.y - q.x, q.x);
 }
 
 // z voxels one backprojection thread accumulates: neighbouring voxels of a column share
@@ -173,11 +181,16 @@ constexpr int kStrip = 16;
 // cells' u edges, exact within each cell) and K(μ) = Σ_{c < ⌊μ⌋} H(c) + frac(μ) H(⌊μ⌋),
 // the voxel takes K(μ(j + 1)) − K(μ(j)); only the 2 or 3 columns between μ(j) and
 // μ(j + 1) have non-zero weights, so no scan over the detector row is needed.
+//
+// 8 blocks of 128 threads per multiprocessor on the software path (at most 64 registers, no
+// spills): more warps in flight than with the 72 registers it takes unbounded (at 512^3 on
+// an H100, 334 ms against 355 ms).
 template <bool Hardware>
-__global__ void __launch_bounds__(128) backprojectKernel(DeviceTables t, int v0, int v1, cudaTextureObject_t tex,
-                                                         const float* r, float* volume, bool accumulate) {
+__global__ void __launch_bounds__(128, Hardware ? 6 : 8)
+    backprojectKernel(DeviceTables t, int v0, int v1, int strip0, cudaTextureObject_t tex, const float2* pairs,
+                      float* volume, bool accumulate) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-    const int k0 = blockIdx.z * kStrip;
+    const int k0 = (strip0 + int(blockIdx.z)) * kStrip;
     if (x >= t.n[0] || y >= t.n[1]) return;
     const int nu = t.nu;
     float acc[kStrip] = {};
@@ -198,7 +211,7 @@ __global__ void __launch_bounds__(128) backprojectKernel(DeviceTables t, int v0,
             const float px = a == 0 ? plane : b, py = a == 0 ? b : plane;
             const float xi = px * cb + py * sb, psi = py * cb - px * sb;
             const float u = psi * t.dsd / (t.dso - xi);
-            const int m = min(max(int(floorf((u - t.u_first_edge) / t.pixel_u)), 0), nu - 1);
+            const int m = min(max(int(floorf((u - t.u_first_edge) * t.inv_pixel_u)), 0), nu - 1);
             const float em = fmaf(__ldg(t.eta1 + m0 + m), di, __ldg(t.eta_mid + m0 + m));
             const float em1 = fmaf(__ldg(t.eta1 + m0 + m + 1), di, __ldg(t.eta_mid + m0 + m + 1));
             return fminf(fmaxf(float(m) + (float(jb) - em) / (em1 - em), 0.0f), float(nu));
@@ -226,10 +239,14 @@ __global__ void __launch_bounds__(128) backprojectKernel(DeviceTables t, int v0,
             }
             // Boundary k in column c's cell units (the planar case: the slice's whole height).
             auto gamma = [&](int k) { return t.planar ? float(k) : fmaf(float(k) + t.z0, inv, -t.vz0_over_pvdz); };
-            float previous = sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, gamma(k0));
+            auto sample = [&](float g) {
+                if constexpr (Hardware) return textureLinear(tex, view, c, g);
+                else return pairLinear(pairs, nu, t.nv, view, c, g);
+            };
+            float previous = sample(gamma(k0));
 #pragma unroll
             for (int q = 0; q < kStrip; ++q) {
-                const float next = sampleColumn<Hardware>(tex, r, nu, t.nv, view, c, gamma(k0 + q + 1));
+                const float next = sample(gamma(k0 + q + 1));
                 acc[q] = fmaf(w, next - previous, acc[q]);
                 previous = next;
             }
@@ -345,7 +362,6 @@ public:
         return *this;
     }
     float* data() { return static_cast<float*>(p_); }
-    std::size_t size() const { return n_; }
 
 private:
     void* p_ = nullptr;
@@ -384,9 +400,35 @@ void parallelCopy(float* dst, const float* src, std::size_t n) {
     for (std::thread& t : threads) t.join();
 }
 
-// Views per piece of a host call's projections: a dozen pieces let the copies of one overlap
-// the kernels of another, while each backprojection pass still sums many views in registers.
-constexpr int kHostPieces = 12;
+// The host calls move the projections in pieces of views: about an eighth of the scan each,
+// so that the copies of one overlap the kernels of another while each backprojection pass
+// still sums many views in registers, and the end of the pipeline that waits on the host
+// (the projection's last pieces, the backprojection's first) in halves down to a 64th, so
+// that little is left to copy after the kernels, or to copy before them. Returns the
+// pieces' first views and, last, the number of views.
+std::vector<int> viewPieces(int views, bool small_first) {
+    const int big = std::max(1, (views + 7) / 8);
+    std::vector<int> sizes;
+    int rest = views;
+    for (int piece : {big / 8, big / 8, big / 4, big / 2}) {  // the small end, smallest first
+        if (piece < 1 || piece > rest) continue;
+        sizes.push_back(piece);
+        rest -= piece;
+    }
+    const int body = (rest + big - 1) / big;
+    for (int b = 0; b < body; ++b) sizes.push_back(rest / body + (b < rest % body ? 1 : 0));
+    if (!small_first) std::reverse(sizes.begin(), sizes.end());
+    std::vector<int> starts{0};
+    for (int n : sizes) starts.push_back(starts.back() + n);
+    return starts;
+}
+
+// The same pieces in samples (per_view a view's samples).
+std::vector<std::size_t> sampleStarts(const std::vector<int>& views, std::size_t per_view) {
+    std::vector<std::size_t> starts;
+    for (int v : views) starts.push_back(std::size_t(v) * per_view);
+    return starts;
+}
 
 }  // namespace
 
@@ -399,8 +441,11 @@ struct CudaDdProjector::Impl {
     DeviceBuffer<int> views[2];     // the same on the device
     DeviceBuffer<float> image[2];   // integral images per slicing axis
     FilteredArray image_array[2];
-    DeviceBuffer<float> columns;    // the adjoint's weighted integrals along v
+    // The adjoint's weighted integrals along v: node after node for the texture path (copied
+    // into its array), node pairs for the software path.
+    DeviceBuffer<float> columns;
     FilteredArray columns_array;
+    DeviceBuffer<float2> column_pairs;
     bool hw = false;
 
     // The host calls: device sides, a copy stream beside the compute stream, two page-locked
@@ -418,16 +463,29 @@ struct CudaDdProjector::Impl {
         return std::size_t(host.n[1 - a] + 1) * (host.n[2] + 1) * host.n[a];
     }
     std::size_t viewSamples() const { return std::size_t(host.nu) * host.nv; }
-    int pieceViews() const { return std::max(1, (host.views + kHostPieces - 1) / kHostPieces); }
+    // The volume's pieces in the host calls: slabs of whole backprojection strips along z,
+    // about an eighth of the volume (returned as first voxels and, last, the voxel count).
+    std::vector<std::size_t> volumePieces() const {
+        const std::size_t plane = std::size_t(host.n[0]) * host.n[1];
+        const int slabs = std::max(1, (host.n[2] + 8 * kStrip - 1) / (8 * kStrip)) * kStrip;
+        std::vector<std::size_t> starts;
+        for (int z = 0; z < host.n[2]; z += slabs) starts.push_back(std::size_t(z) * plane);
+        starts.push_back(std::size_t(host.n[2]) * plane);
+        return starts;
+    }
 
     void buildImages(const float* volume, cudaStream_t s);
     void projectViews(float* projections, int v0, int v1, cudaStream_t s);
-    void backprojectViews(const float* projections, float* volume, int v0, int v1, bool accumulate, cudaStream_t s);
+    // The adjoint's integrals of views [v0, v1), then their gather into (with `accumulate`,
+    // onto) the volume's slices [z0, z1) (whole strips, or up to the end).
+    void integrateViews(const float* projections, int v0, int v1, cudaStream_t s);
+    void gatherViews(float* volume, int v0, int v1, int z0, int z1, bool accumulate, cudaStream_t s);
     void prepareHostCall(cudaStream_t compute);
     template <class Arrived>
-    void upload(const float* host_in, float* dev, std::size_t n, std::size_t piece, cudaStream_t compute, Arrived arrived);
+    void upload(const float* host_in, float* dev, const std::vector<std::size_t>& starts, cudaStream_t compute,
+                Arrived arrived);
     template <class Produce>
-    void download(const float* dev, float* host_out, std::size_t n, std::size_t piece, cudaStream_t compute,
+    void download(const float* dev, float* host_out, const std::vector<std::size_t>& starts, cudaStream_t compute,
                   Produce produce);
 };
 
@@ -453,7 +511,7 @@ CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpola
     t.dso = float(h.source_to_isocentre);
     t.dsd = float(h.source_to_detector);
     t.u_first_edge = float(h.u_first_edge);
-    t.pixel_u = float(h.pixel_u);
+    t.inv_pixel_u = float(1.0 / h.pixel_u);
     std::vector<double> eta_mid(h.eta0.size());
     for (int v = 0; v < h.views; ++v)
         for (int m = 0; m <= h.nu; ++m) {
@@ -487,7 +545,8 @@ CudaDdProjector::CudaDdProjector(const ct::CtGeometry& geometry, ct::DdInterpola
         d.image[a] = DeviceBuffer<float>(d.imageNodes(a), "CT DD integral images");
         if (d.hw) d.image_array[a] = FilteredArray(h.n[1 - a] + 1, h.n[2] + 1, h.n[a], "CT DD integral-image texture");
     }
-    d.columns = DeviceBuffer<float>(std::size_t(h.views) * h.nu * (h.nv + 1), "CT DD projection integrals");
+    if (d.hw) d.columns = DeviceBuffer<float>(std::size_t(h.views) * h.nu * (h.nv + 1), "CT DD projection integrals");
+    else d.column_pairs = DeviceBuffer<float2>(std::size_t(h.views) * h.nu * h.nv, "CT DD projection integrals");
     if (d.hw) d.columns_array = FilteredArray(h.nu, h.nv + 1, h.views, "CT DD projection-integral texture");
 }
 
@@ -558,10 +617,7 @@ void CudaDdProjector::Impl::projectViews(float* projections, int v0, int v1, cud
     }
 }
 
-// Views [v0, v1) backprojected into (or, with `accumulate`, added to) the volume: their
-// weighted integrals along v, then one gathering pass over the whole volume.
-void CudaDdProjector::Impl::backprojectViews(const float* projections, float* volume, int v0, int v1, bool accumulate,
-                                             cudaStream_t s) {
+void CudaDdProjector::Impl::integrateViews(const float* projections, int v0, int v1, cudaStream_t s) {
     const std::size_t nu = std::size_t(t.nu), nv = std::size_t(t.nv);
     Lines l{};
     l.P = t.nu;
@@ -574,17 +630,28 @@ void CudaDdProjector::Impl::backprojectViews(const float* projections, float* vo
     l.in_base = std::size_t(v0) * nu * nv;
     l.out_base = std::size_t(v0) * nu * (nv + 1);
     l.in_step = l.out_step = nu;
-    centredPrefixKernel<true><<<blocksFor(nu * std::size_t(v1 - v0), 128), 128, 0, s>>>(l, projections, columns.data(), t);
+    if (!hw) {  // in float2s: node pairs (m, m + 1), m < n_v
+        l.oq = nu * nv;
+        l.out_base = std::size_t(v0) * nu * nv;
+        centredPrefixKernel<true, true><<<blocksFor(nu * std::size_t(v1 - v0), 128), 128, 0, s>>>(
+            l, projections, reinterpret_cast<float*>(column_pairs.data()), t);
+    } else {
+        centredPrefixKernel<true><<<blocksFor(nu * std::size_t(v1 - v0), 128), 128, 0, s>>>(l, projections, columns.data(), t);
+    }
     checkLaunch("CT DD projection integrals");
     if (hw) columns_array.fill(columns.data() + l.out_base, s, v0, v1 - v0);
+}
+
+void CudaDdProjector::Impl::gatherViews(float* volume, int v0, int v1, int z0, int z1, bool accumulate, cudaStream_t s) {
     const cudaTextureObject_t tex = hw ? columns_array.texture() : 0;
     // Warps of 8 x 4 voxels in (x, y): a warp along x alone would hold 32 slices of the views
     // that slice across x, whose columns and rows spread over many cache lines; a square tile
     // reads few lines for either axis's views.
     const dim3 block(8, 16);
-    const dim3 grid(blocksFor(t.n[0], block.x), blocksFor(t.n[1], block.y), blocksFor(t.n[2], kStrip));
-    if (hw) backprojectKernel<true><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
-    else backprojectKernel<false><<<grid, block, 0, s>>>(t, v0, v1, tex, columns.data(), volume, accumulate);
+    const int strip0 = z0 / kStrip;
+    const dim3 grid(blocksFor(t.n[0], block.x), blocksFor(t.n[1], block.y), blocksFor(std::size_t(z1), kStrip) - strip0);
+    if (hw) backprojectKernel<true><<<grid, block, 0, s>>>(t, v0, v1, strip0, tex, nullptr, volume, accumulate);
+    else backprojectKernel<false><<<grid, block, 0, s>>>(t, v0, v1, strip0, 0, column_pairs.data(), volume, accumulate);
     checkLaunch("CT DD backprojection");
 }
 
@@ -594,7 +661,8 @@ void CudaDdProjector::project(const float* volume, float* projections) {
 }
 
 void CudaDdProjector::backproject(const float* projections, float* volume) {
-    impl_->backprojectViews(projections, volume, 0, impl_->host.views, false, stream_);
+    impl_->integrateViews(projections, 0, impl_->host.views, stream_);
+    impl_->gatherViews(volume, 0, impl_->host.views, 0, impl_->host.n[2], false, stream_);
 }
 
 // The first host call makes the copy stream, events and staging buffers; every call lets
@@ -605,7 +673,14 @@ void CudaDdProjector::Impl::prepareHostCall(cudaStream_t compute) {
     if (host_projections.size() != ns) host_projections = DeviceBuffer<float>(ns, "CT projections");
     if (!copy) {
         check(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking), "CT DD copy stream");
-        const std::size_t floats = std::max(std::size_t(pieceViews()) * viewSamples(), std::size_t(1) << 20);
+        std::size_t floats = std::size_t(1) << 20;
+        for (bool small_first : {false, true}) {
+            const std::vector<int> views = viewPieces(host.views, small_first);
+            for (std::size_t p = 0; p + 1 < views.size(); ++p)
+                floats = std::max(floats, std::size_t(views[p + 1] - views[p]) * viewSamples());
+        }
+        const std::vector<std::size_t> slabs = volumePieces();
+        for (std::size_t p = 0; p + 1 < slabs.size(); ++p) floats = std::max(floats, slabs[p + 1] - slabs[p]);
         for (int b = 0; b < 2; ++b) {
             staging[b] = PinnedBuffer(floats, "CT DD page-locked staging");
             staged[b] = std::make_unique<Event>();
@@ -616,51 +691,46 @@ void CudaDdProjector::Impl::prepareHostCall(cudaStream_t compute) {
     check(cudaStreamWaitEvent(copy, ready->get(), 0), "CT DD host call");
 }
 
-// host_in[0, n) to dev in pieces of at most `piece` floats: the host copies piece p + 1 into
-// one staging buffer while the copy engine moves piece p from the other. After piece
-// [begin, end) is queued, `compute` waits for it and arrived(begin, end) queues its work.
+// host_in to dev in pieces [starts[p], starts[p + 1]): the host copies piece p + 1 into one
+// staging buffer while the copy engine moves piece p from the other. After piece
+// [begin, end) is queued, `compute` waits for it and arrived(p, begin, end) queues its work.
 template <class Arrived>
-void CudaDdProjector::Impl::upload(const float* host_in, float* dev, std::size_t n, std::size_t piece,
+void CudaDdProjector::Impl::upload(const float* host_in, float* dev, const std::vector<std::size_t>& starts,
                                    cudaStream_t compute, Arrived arrived) {
-    piece = std::min(piece, staging[0].size());
-    for (std::size_t begin = 0, p = 0; begin < n; begin += piece, ++p) {
+    for (std::size_t p = 0; p + 1 < starts.size(); ++p) {
         const int b = int(p % 2);
-        const std::size_t count = std::min(piece, n - begin);
+        const std::size_t begin = starts[p], count = starts[p + 1] - begin;
         check(cudaEventSynchronize(staged[b]->get()), "CT DD upload");  // its previous piece has left
         parallelCopy(staging[b].data(), host_in + begin, count);
         check(cudaMemcpyAsync(dev + begin, staging[b].data(), count * sizeof(float), cudaMemcpyHostToDevice, copy),
               "CT DD upload");
         check(cudaEventRecord(staged[b]->get(), copy), "CT DD upload");
         check(cudaStreamWaitEvent(compute, staged[b]->get(), 0), "CT DD upload");
-        arrived(begin, begin + count);
+        arrived(p, begin, begin + count);
     }
 }
 
-// dev[0, n) to host_out in pieces: produce(begin, end) queues the work that writes that
-// piece on `compute` (all of it first, so that the GPU runs ahead); each piece's copy waits
-// for its own work only, and the host copies piece p out of its staging buffer while the
-// copy engine brings piece p + 1.
+// dev to host_out in pieces [starts[p], starts[p + 1]): produce(p, begin, end) queues the
+// work that writes piece p on `compute` (all of it first, so that the GPU runs ahead); each
+// piece's copy waits for its own work only, and the host copies piece p out of its staging
+// buffer while the copy engine brings piece p + 1.
 template <class Produce>
-void CudaDdProjector::Impl::download(const float* dev, float* host_out, std::size_t n, std::size_t piece,
+void CudaDdProjector::Impl::download(const float* dev, float* host_out, const std::vector<std::size_t>& starts,
                                      cudaStream_t compute, Produce produce) {
-    piece = std::min(piece, staging[0].size());
-    const std::size_t pieces = (n + piece - 1) / piece;
+    const std::size_t pieces = starts.size() - 1;
     while (produced.size() < pieces) produced.push_back(std::make_unique<Event>());
     for (std::size_t p = 0; p < pieces; ++p) {
-        produce(p * piece, std::min(n, (p + 1) * piece));
+        produce(p, starts[p], starts[p + 1]);
         check(cudaEventRecord(produced[p]->get(), compute), "CT DD download");
     }
     auto copyOut = [&](std::size_t p) {
-        const int b = int(p % 2);
-        check(cudaEventSynchronize(staged[b]->get()), "CT DD download");
-        const std::size_t begin = p * piece;
-        parallelCopy(host_out + begin, staging[b].data(), std::min(piece, n - begin));
+        check(cudaEventSynchronize(staged[p % 2]->get()), "CT DD download");
+        parallelCopy(host_out + starts[p], staging[p % 2].data(), starts[p + 1] - starts[p]);
     };
     for (std::size_t p = 0; p < pieces; ++p) {
         const int b = int(p % 2);  // free: its previous piece was copied out below, one turn ago
-        const std::size_t begin = p * piece;
         check(cudaStreamWaitEvent(copy, produced[p]->get(), 0), "CT DD download");
-        check(cudaMemcpyAsync(staging[b].data(), dev + begin, std::min(piece, n - begin) * sizeof(float),
+        check(cudaMemcpyAsync(staging[b].data(), dev + starts[p], (starts[p + 1] - starts[p]) * sizeof(float),
                               cudaMemcpyDeviceToHost, copy),
               "CT DD download");
         check(cudaEventRecord(staged[b]->get(), copy), "CT DD download");
@@ -672,25 +742,31 @@ void CudaDdProjector::Impl::download(const float* dev, float* host_out, std::siz
 void CudaDdProjector::projectHost(const float* volume, float* projections) {
     Impl& d = *impl_;
     d.prepareHostCall(stream_);
-    d.upload(volume, d.host_volume.data(), voxels(), d.staging[0].size(), stream_, [](std::size_t, std::size_t) {});
+    d.upload(volume, d.host_volume.data(), d.volumePieces(), stream_, [](std::size_t, std::size_t, std::size_t) {});
     d.buildImages(d.host_volume.data(), stream_);
-    const std::size_t per_view = d.viewSamples();
-    d.download(d.host_projections.data(), projections, samples(), std::size_t(d.pieceViews()) * per_view, stream_,
-               [&](std::size_t begin, std::size_t end) {
-                   d.projectViews(d.host_projections.data(), int(begin / per_view), int(end / per_view), stream_);
+    const std::vector<int> views = viewPieces(d.host.views, false);
+    d.download(d.host_projections.data(), projections, sampleStarts(views, d.viewSamples()), stream_,
+               [&](std::size_t p, std::size_t, std::size_t) {
+                   d.projectViews(d.host_projections.data(), views[p], views[p + 1], stream_);
                });
 }
 
+// The last piece of views is gathered slab by slab as the volume goes down, so that only the
+// last slab's copy follows the kernels.
 void CudaDdProjector::backprojectHost(const float* projections, float* volume) {
     Impl& d = *impl_;
     d.prepareHostCall(stream_);
-    const std::size_t per_view = d.viewSamples();
-    d.upload(projections, d.host_projections.data(), samples(), std::size_t(d.pieceViews()) * per_view, stream_,
-             [&](std::size_t begin, std::size_t end) {
-                 const int v0 = int(begin / per_view), v1 = int(end / per_view);
-                 d.backprojectViews(d.host_projections.data(), d.host_volume.data(), v0, v1, v0 > 0, stream_);
+    const std::vector<int> views = viewPieces(d.host.views, true);
+    const std::size_t last = views.size() - 2, plane = std::size_t(d.host.n[0]) * d.host.n[1];
+    float* dev = d.host_volume.data();
+    d.upload(projections, d.host_projections.data(), sampleStarts(views, d.viewSamples()), stream_,
+             [&](std::size_t p, std::size_t, std::size_t) {
+                 d.integrateViews(d.host_projections.data(), views[p], views[p + 1], stream_);
+                 if (p < last) d.gatherViews(dev, views[p], views[p + 1], 0, d.host.n[2], p > 0, stream_);
              });
-    d.download(d.host_volume.data(), volume, voxels(), d.staging[0].size(), stream_, [](std::size_t, std::size_t) {});
+    d.download(dev, volume, d.volumePieces(), stream_, [&](std::size_t, std::size_t begin, std::size_t end) {
+        d.gatherViews(dev, views[last], views[last + 1], int(begin / plane), int(end / plane), last > 0, stream_);
+    });
 }
 
 // ---------------------------------------------------------------- the operator's glue

@@ -15,11 +15,14 @@
 // 1D parts: (1) per view, the integral along v of the weighted projection (a scan per
 // column); (2) one thread per (x, y) and 16 voxels along z loops over the views in
 // registers: it samples that integral at its z boundaries mapped into each of the 2 or 3
-// columns its in-plane extent covers (texture or software), differences, and weighs each
-// column by the covered part of it (the in-plane boundaries mapped onto the detector).
+// columns its in-plane extent covers (texture, or software from node pairs: one 8-byte
+// load per sample), differences, and weighs each column by the covered part of it (the
+// in-plane boundaries mapped onto the detector).
 //
 // The host calls pipeline their transfers in pieces of views through page-locked staging
-// buffers and a copy stream, so that copies overlap the kernels.
+// buffers and a copy stream, so that copies overlap the kernels; the pieces shrink towards
+// the end that waits on the host, and the backprojection's last piece is gathered slab by
+// slab along z as the volume goes down.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -476,6 +476,21 @@ public:
         DeviceGuard g(device_);
         check(cudaStreamSynchronize(s()), "synchronize");
     }
+    // Between two CUDA backends of this precision: a peer copy (a device-to-device copy when
+    // both are the same GPU on two streams), on this backend's stream.
+    bool pullFrom(VectorSpace& other, const Vector& theirs, Vector& mine) override {
+        auto* o = dynamic_cast<CudaBackend<T>*>(&other);
+        if (!o) return false;
+        peerCopy(o->device_, devicePointer<T>(theirs), device_, devicePointer<T>(mine), mine.size(), "peer copy in");
+        return true;
+    }
+    bool pushTo(const Vector& mine, VectorSpace& other, Vector& theirs) override {
+        auto* o = dynamic_cast<CudaBackend<T>*>(&other);
+        if (!o) return false;
+        peerCopy(device_, devicePointer<T>(mine), o->device_, devicePointer<T>(theirs), mine.size(), "peer copy out");
+        check(cudaStreamSynchronize(s()), "peer copy out");
+        return true;
+    }
     // The NUFFT at its default tolerance (1e-6) is orders of magnitude faster than any exact
     // sum and its error (~1e-6 relative, measured in the benchmark) is far below what an image shows.
     std::string defaultMethod() const override { return "nufft"; }
@@ -584,6 +599,29 @@ public:
 private:
     cudaStream_t s() const { return stream_->get(); }
 
+    void peerCopy(int from_device, const C* from, int to_device, C* to, std::size_t n, const char* what) {
+        DeviceGuard g(device_);
+        enablePeerAccess(device_, device_ == from_device ? to_device : from_device);
+        check(cudaMemcpyPeerAsync(to, to_device, from, from_device, n * sizeof(C), s()), what);
+    }
+    // Lets `device` reach `peer`'s memory directly (NVLink or PCIe) where the two can; without
+    // it cudaMemcpyPeerAsync still works, staged by the driver. Once per pair and process.
+    static void enablePeerAccess(int device, int peer) {
+        if (device == peer) return;
+        static std::mutex mutex;
+        static std::vector<std::pair<int, int>> done;
+        std::lock_guard<std::mutex> lock(mutex);
+        if (std::find(done.begin(), done.end(), std::make_pair(device, peer)) != done.end()) return;
+        done.emplace_back(device, peer);
+        int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess || !can) {
+            cudaGetLastError();
+            return;
+        }
+        DeviceGuard g(device);
+        if (cudaDeviceEnablePeerAccess(peer, 0) != cudaSuccess) cudaGetLastError();  // already enabled: fine
+    }
+
     static FourierMethod cpuMethod(const FourierMethod& m) {
         FourierMethod r = m;
         if (m.name != "nufft") r.name = "direct";
@@ -598,7 +636,7 @@ private:
         DeviceBuffer<C> out(g.points(), "adjoint-sum output");
         if (spec.kind == MethodKind::Multi) {
             std::vector<C> host;
-            multiGpuAdjoint<T>(t, toWorking<T>(c), g, host, {}, progress);
+            multiGpuAdjoint<T>(t, toWorking<T>(c), g, host, m.devices, progress);
             out.upload(host.data(), host.size(), s());
             check(cudaStreamSynchronize(s()), "GPU.Multi result");
             return out;
@@ -688,6 +726,14 @@ template std::complex<double>* devicePointer<double>(const Vector&);
 }  // namespace cuda
 
 bool cudaCompiledIn() { return true; }
+
+int cudaDeviceCount() {
+    try {
+        return cuda::deviceCount();
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
 
 std::unique_ptr<Backend> createCudaBackend(Precision p, int device, std::string* why) {
     try {

@@ -283,18 +283,20 @@ std::shared_ptr<Dataset> readDataset(const InputSpec& spec) {
 }
 
 namespace {
-#ifdef RECONSTUDIO_IO_HAVE_HDF5
-// Which layout the file holds, then its reader: all of it in the child process.
-Dataset readHdf5Dataset(const InputSpec& spec) {
-    using namespace io;
-    if (classifyHdf5(spec.input) == Hdf5Flavour::ReconStudio) return readReconStudioHdf5(spec.input, spec);
-#ifdef RECONSTUDIO_IO_HAVE_ISMRMRD
-    return readIsmrmrd(spec.input, spec);
-#else
-    throw InputError("input '" + spec.input + "' is ISMRMRD, but this build has no ISMRMRD support");
-#endif
+bool isFileInput(const InputSpec& spec) {
+    return !spec.input.empty() && spec.kspace.empty() && !io::hasExtension(spec.input, {".cfl", ".hdr"});
 }
-#endif
+
+// Images from separate files may complete a data set of one frame (a truth for error readouts).
+void completeFromFiles(Dataset& data, const InputSpec& spec) {
+    using namespace io;
+    if (spec.truth.empty() && spec.reference.empty() && spec.density.empty()) return;
+    if (!spec.truth.empty()) data.truth = imageOnGrid(spec.truth, data.grid, "truth");
+    if (!spec.reference.empty()) data.reference = imageOnGrid(spec.reference, data.grid, "reference");
+    if (!spec.density.empty())
+        data.density = realWeights(readCfl(spec.density, "density weights"), spec.density, data.samples());
+    data.validate("input '" + spec.input + "'");
+}
 
 std::shared_ptr<Dataset> readAnyDataset(const InputSpec& spec) {
     using namespace io;
@@ -303,29 +305,39 @@ std::shared_ptr<Dataset> readAnyDataset(const InputSpec& spec) {
             throw InputError("no input: give an HDF5/ISMRMRD file, or BART --trajectory and --kspace");
         return readBartDataset(spec);
     }
-    if (!spec.trajectory.empty() || !spec.kspace.empty())
+    if (!spec.kspace.empty())
         throw InputError("give either one input file or BART --trajectory/--kspace, not both");
     if (hasExtension(spec.input, {".cfl", ".hdr"}))
         throw InputError("input '" + spec.input + "' is a BART array: give it as --kspace with its --trajectory");
-#ifdef RECONSTUDIO_IO_HAVE_HDF5
-    // libhdf5 may crash on a damaged file: it is read in a child process
-    // (isolated_read.hpp) and validated here, where OpenMP may be used.
-    auto data = std::make_shared<Dataset>(readDatasetIsolated(spec.input, [&] { return readHdf5Dataset(spec); }));
-    const std::string origin = "input '" + spec.input + "'";
-    data->validate(origin);
-    // Images from separate files may complete a data set (a truth for error readouts).
-    const bool completed = !spec.truth.empty() || !spec.reference.empty() || !spec.density.empty();
-    if (!spec.truth.empty()) data->truth = imageOnGrid(spec.truth, data->grid, "truth");
-    if (!spec.reference.empty()) data->reference = imageOnGrid(spec.reference, data->grid, "reference");
-    if (!spec.density.empty())
-        data->density = realWeights(readCfl(spec.density, "density weights"), spec.density, data->samples());
-    if (completed) data->validate(origin);
-    return data;
-#else
-    unsupported(spec.input, "input", supportedInputFormats());
-#endif
+    Frames frames = readFrames(spec);
+    if (frames.frames.size() != 1)
+        throw InputError("input '" + spec.input + "' holds " + std::to_string(frames.frames.size()) + " frames (" +
+                         frames.counts.describe() + "): choose one with --frame K (0 to " +
+                         std::to_string(frames.frames.size() - 1) + "); `recon` without --frame reconstructs them all");
+    return std::move(frames.frames.front().data);
 }
 }  // namespace
+
+Frames readFrames(const InputSpec& spec) {
+    if (isFileInput(spec)) {
+#ifdef RECONSTUDIO_IO_HAVE_HDF5
+        Frames frames = io::readHdf5FramesChecked(spec);
+        if ((!spec.truth.empty() || !spec.reference.empty() || !spec.density.empty()) && frames.frames.size() != 1)
+            throw InputError("--truth, --reference and --density belong to one frame: input '" + spec.input +
+                             "' holds " + std::to_string(frames.frames.size()) + " (choose one with --frame)");
+        if (frames.frames.size() == 1) completeFromFiles(*frames.frames.front().data, spec);
+        return frames;
+#else
+        io::unsupported(spec.input, "input", supportedInputFormats());
+#endif
+    }
+    if (spec.frame && *spec.frame != 0)
+        throw InputError("--frame " + std::to_string(*spec.frame) + ": the input holds one frame (frame 0)");
+    Frames one;
+    one.frames.push_back({{}, 0, "frame 0", readDataset(spec)});
+    one.total = 1;
+    return one;
+}
 
 void writeDataset(const std::string& path, const Dataset& data) {
     using namespace io;
@@ -338,6 +350,13 @@ void writeDataset(const std::string& path, const Dataset& data) {
 
 void writeImage(const std::string& path, const Grid& grid, const ComplexArray& image, const ImageWriteOptions& opts) {
     using namespace io;
+    if (opts.volumes > 1) {  // frames along a 4th dimension: NIfTI only
+#ifdef RECONSTUDIO_IO_HAVE_NIFTI
+        if (hasExtension(path, kNiftiExt)) return writeNifti(path, grid, image, opts);
+#endif
+        throw InputError("output '" + path + "': " + std::to_string(opts.volumes) +
+                         " volumes (frames) need a 4th dimension: write NIfTI (.nii, .nii.gz), or choose one frame");
+    }
     if (image.size() != grid.voxels())
         throw Error("writeImage '" + path + "': " + std::to_string(image.size()) + " voxels for grid " + grid.describe());
     (void)opts;  // unused when neither HDF5, ISMRMRD, NIfTI nor PNG is built in

@@ -49,8 +49,15 @@ ComplexArray readReconStudioImage(const std::string& path, Grid* grid);
 void writeReconStudioResults(const std::string& path, const ReconstructionRecord& rec);
 #endif
 
+#ifdef RECONSTUDIO_IO_HAVE_HDF5
+struct FramesRead;  // isolated_read.hpp
+// An HDF5 input's frames (frames.cpp): read in the child, transformed and validated here.
+Frames readHdf5FramesChecked(const InputSpec& spec);
+#endif
+
 #ifdef RECONSTUDIO_IO_HAVE_ISMRMRD
-Dataset readIsmrmrd(const std::string& path, const InputSpec& spec);
+// Every frame of the file (isolated_read.hpp's FramesRead), in the child.
+FramesRead readIsmrmrd(const std::string& path, const InputSpec& spec);
 void writeIsmrmrdImage(const std::string& path, const Grid& grid, const ComplexArray& image,
                        const std::string& description);
 #endif

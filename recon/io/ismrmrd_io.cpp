@@ -15,12 +15,14 @@
 #include <cmath>
 #include <filesystem>
 #include <cstring>
+#include <array>
 #include <sstream>
 
 #include "recon/core/errors.hpp"
 #include "recon/io/file_util.hpp"
 #include "recon/io/formats.hpp"
 #include "recon/io/hdf5_util.hpp"
+#include "recon/io/isolated_read.hpp"
 
 namespace recon::io {
 namespace {
@@ -28,8 +30,7 @@ using h5::Handle;
 using h5::Place;
 
 struct Counters {
-    std::uint16_t slice, contrast, phase, repetition, set;
-    bool operator==(const Counters&) const = default;
+    std::uint16_t kspace_encode_step_2, slice, contrast, phase, repetition, set;
 };
 struct Head {
     std::uint64_t flags;
@@ -46,7 +47,7 @@ struct Row {
 Handle rowType() {
     Handle idx(h5::checkId(H5Tcreate(H5T_COMPOUND, sizeof(Counters)), "type"), H5Tclose);
     const std::pair<const char*, std::size_t> counters[] = {
-        {"slice", HOFFSET(Counters, slice)}, {"contrast", HOFFSET(Counters, contrast)},
+        {"kspace_encode_step_2", HOFFSET(Counters, kspace_encode_step_2)}, {"slice", HOFFSET(Counters, slice)}, {"contrast", HOFFSET(Counters, contrast)},
         {"phase", HOFFSET(Counters, phase)}, {"repetition", HOFFSET(Counters, repetition)},
         {"set", HOFFSET(Counters, set)}};
     for (const auto& [name, off] : counters) h5::check(H5Tinsert(idx.get(), name, off, H5T_NATIVE_UINT16), "type");
@@ -138,7 +139,7 @@ bool looksLikeIsmrmrdRecord(hid_t type) {
     if (idx_at < 0) return false;
     Handle idx(H5Tget_member_type(head.get(), unsigned(idx_at)), H5Tclose);
     if (!idx.valid() || H5Tget_class(idx.get()) != H5T_COMPOUND) return false;
-    for (const char* name : {"slice", "contrast", "phase", "repetition", "set"})
+    for (const char* name : {"kspace_encode_step_2", "slice", "contrast", "phase", "repetition", "set"})
         if (!hasInteger(idx.get(), name)) return false;
     return true;
 }
@@ -172,16 +173,18 @@ std::string readXml(hid_t file, const std::string& path) {
     return xml;
 }
 
-std::string counterName(const Counters& a, const Counters& b) {
-    if (a.slice != b.slice) return "slices (" + std::to_string(a.slice) + " and " + std::to_string(b.slice) + ")";
-    if (a.contrast != b.contrast) return "contrasts";
-    if (a.phase != b.phase) return "cardiac phases";
-    if (a.repetition != b.repetition) return "repetitions";
-    return "sets";
-}
+// One frame's samples as they are read: coil -> samples, 3 k components per sample.
+struct FrameSamples {
+    FrameIndex index;
+    std::vector<double> k;
+    std::vector<double> weights;                 // Gadgetron's 3rd trajectory component in 2D
+    std::vector<std::vector<cdouble>> per_coil;
+    std::vector<int> readout_lengths;
+    std::size_t samples = 0;
+};
 }  // namespace
 
-Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
+FramesRead readIsmrmrd(const std::string& path, const InputSpec& spec) {
     Handle file = h5::openReadOnly(path, "input");
     const Place xml_at{path, "dataset /dataset/xml"};
     ISMRMRD::IsmrmrdHeader header;
@@ -236,10 +239,12 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
     Counters first{};
     bool have_first = false;
     std::size_t used = 0, skipped = 0, samples = 0;
-    std::vector<int> readout_lengths;
-    std::vector<double> k;                      // 3 per sample
-    std::vector<double> weights;                // Gadgetron's 3rd trajectory component in 2D
-    std::vector<std::vector<cdouble>> per_coil;  // coil -> samples
+    // Frames in the order they first appear; a stack-of-stars file's partitions are frames too,
+    // still in k_z (the parent transforms them).
+    std::vector<FrameSamples> frames;
+    int partitions = 1;
+    bool stack_of_stars = false;
+    Grid frame_grid = grid;
     std::vector<std::vector<cdouble>> noise_per_coil;  // the noise scan: coil -> samples
     int noise_coils = -1;
     std::size_t bad_noise = 0;  // noise acquisitions with NaN/Inf: left out of the noise samples
@@ -296,17 +301,30 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
                 throw InputError(at + ": holds " + std::to_string(row.traj.len) +
                                  " trajectory floats, its header says " + std::to_string(ns) + " samples x " +
                                  std::to_string(td) + " dimensions");
-            if (td == 0)
-                throw InputError(at + ": has no trajectory (Cartesian ISMRMRD data are not supported: "
-                                      "ReconStudio reconstructs non-Cartesian acquisitions)");
-            if (td < std::size_t(grid.dims) || td > 3)
+            if (td == 0 && spec.trajectory.empty()) {
+                if (header.encoding[0].trajectory == ISMRMRD::TrajectoryType::CARTESIAN)
+                    throw InputError(at + ": has no trajectory (Cartesian ISMRMRD data are not supported: "
+                                          "ReconStudio reconstructs non-Cartesian acquisitions; give the k-space "
+                                          "positions with --trajectory to reconstruct them as such)");
+                throw InputError(at + ": stores no trajectory (trajectory_dimensions 0): give the k-space positions "
+                                      "with --trajectory T.cfl (BART (3, readout, readouts), cycles per FOV: one "
+                                      "frame's readouts in acquisition order, e.g. from `bart traj`)");
+            }
+            // A 3D encoding with a 2D trajectory is a stack of stars: radial in k_x, k_y, Cartesian
+            // partitions along k_z (idx.kspace_encode_step_2); so is one without a stored trajectory.
+            if (td != 0 && (td < std::size_t(std::min(grid.dims, 2)) || td > 3))
                 throw InputError(at + ": " + std::to_string(td) + " trajectory dimensions for a " +
                                  std::to_string(grid.dims) + "D encoded matrix " + grid.describe());
             if (nc == 0 || nc > std::size_t(kMaxCoils)) throw InputError(at + ": " + std::to_string(nc) + " channels");
             if (coils < 0) {
                 coils = int(nc);
                 tdims = int(td);
-                per_coil.resize(nc);
+                stack_of_stars = grid.dims == 3 && td < 3;
+                if (stack_of_stars) {
+                    partitions = grid.n[2];
+                    frame_grid = Grid::make2D(grid.n[0], grid.n[1]);
+                    frame_grid.fov_mm = {grid.fov_mm[0], grid.fov_mm[1], grid.fov_mm[2] / partitions};
+                }
             }
             if (int(nc) != coils || int(td) != tdims)
                 throw InputError(at + ": " + std::to_string(nc) + " channels and " + std::to_string(td) +
@@ -315,10 +333,28 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
             if (!have_first) {
                 first = h.idx;
                 have_first = true;
-            } else if (!(h.idx == first)) {
-                throw InputError(at + ": the file holds several " + counterName(first, h.idx) +
-                                 "; ReconStudio reconstructs one volume per file");
+            } else if (h.idx.phase != first.phase || h.idx.set != first.set) {
+                // Slices, partitions, contrasts and repetitions are frames; these are not (yet).
+                throw InputError(at + ": the file holds several " +
+                                 (h.idx.phase != first.phase ? "cardiac phases" : "sets") +
+                                 "; ReconStudio reads slices, stack-of-stars partitions, contrasts and repetitions "
+                                 "as frames, not these");
             }
+            if (stack_of_stars && h.idx.kspace_encode_step_2 >= partitions)
+                throw InputError(at + ": partition " + std::to_string(h.idx.kspace_encode_step_2) +
+                                 " (kspace_encode_step_2) of a stack of stars with " + std::to_string(partitions) +
+                                 " partitions (the encoded matrix's z)");
+            const FrameIndex fi{h.idx.slice, stack_of_stars ? int(h.idx.kspace_encode_step_2) : 0, h.idx.contrast,
+                                h.idx.repetition};
+            auto found = std::find_if(frames.begin(), frames.end(), [&](const FrameSamples& f) { return f.index == fi; });
+            if (found == frames.end()) {
+                if (frames.size() >= 65536) throw InputError(at + ": more than 65536 frames");
+                frames.push_back({});
+                frames.back().index = fi;
+                frames.back().per_coil.resize(std::size_t(coils));
+                found = frames.end() - 1;
+            }
+            FrameSamples& f = *found;
             if (std::size_t(h.discard_pre) + h.discard_post >= ns)
                 throw InputError(at + ": discards " + std::to_string(h.discard_pre + h.discard_post) +
                                  " of its " + std::to_string(ns) + " samples");
@@ -329,17 +365,20 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
             const float* traj = static_cast<const float*>(row.traj.p);
             const float* data = static_cast<const float*>(row.data.p);
             for (std::size_t s = s0; s < s1; ++s) {
-                const float* t = traj + s * td;
-                k.push_back(t[0]);
-                k.push_back(t[1]);
-                k.push_back(grid.dims == 3 ? t[2] : 0.0);
-                if (grid.dims == 2 && td == 3) weights.push_back(t[2]);
+                if (td > 0) {  // none stored: --trajectory supplies it (dataset_io.cpp)
+                    const float* t = traj + s * td;
+                    f.k.push_back(t[0]);
+                    f.k.push_back(t[1]);
+                    f.k.push_back(frame_grid.dims == 3 ? t[2] : 0.0);
+                    if (frame_grid.dims == 2 && td == 3) f.weights.push_back(t[2]);
+                }
                 for (std::size_t c = 0; c < nc; ++c) {
                     const float* v = data + 2 * (c * ns + s);
-                    per_coil[c].emplace_back(v[0], v[1]);
+                    f.per_coil[c].emplace_back(v[0], v[1]);
                 }
             }
-            readout_lengths.push_back(int(s1 - s0));
+            f.samples += s1 - s0;
+            f.readout_lengths.push_back(int(s1 - s0));
             ++used;
         }
     }
@@ -347,25 +386,53 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
         throw InputError(data_at.str() + ": no imaging acquisitions (all " + std::to_string(count) +
                          " are noise, navigator or calibration data, or of another encoding)");
 
-    Dataset data;
+    FramesRead out;
+    Dataset& data = out.shared;
     data.name = std::filesystem::path(path).stem().string();
-    data.grid = grid;
+    data.grid = frame_grid;
     data.coils = coils;
-    data.trajectory.dims = grid.dims;
-    data.trajectory.k = std::move(k);
-    const bool same_length = std::all_of(readout_lengths.begin(), readout_lengths.end(),
-                                         [&](int l) { return l == readout_lengths.front(); });
-    data.trajectory.readout_length = same_length ? readout_lengths.front() : 0;
+    std::string kind;
     switch (header.encoding[0].trajectory) {
         case ISMRMRD::TrajectoryType::RADIAL:
-        case ISMRMRD::TrajectoryType::GOLDENANGLE: data.trajectory.kind = grid.dims == 2 ? "radial-2d" : "radial-3d"; break;
-        case ISMRMRD::TrajectoryType::SPIRAL: data.trajectory.kind = grid.dims == 2 ? "spiral-2d" : "stack-of-spirals"; break;
-        default: data.trajectory.kind = "ismrmrd"; break;
+        case ISMRMRD::TrajectoryType::GOLDENANGLE: kind = frame_grid.dims == 2 ? "radial-2d" : "radial-3d"; break;
+        case ISMRMRD::TrajectoryType::SPIRAL: kind = frame_grid.dims == 2 ? "spiral-2d" : "stack-of-spirals"; break;
+        default: kind = "ismrmrd"; break;
     }
     const TrajectoryUnits units = spec.units.value_or(TrajectoryUnits::CyclesPerFov);
-    convertToCyclesPerFov(data.trajectory, grid, units);
-    data.kspace.reserve(std::size_t(coils) * samples);
-    for (auto& c : per_coil) data.kspace.insert(data.kspace.end(), c.begin(), c.end());
+    // Frames in counter order: partition fastest, then slice, contrast, repetition (dataset_io.hpp).
+    std::sort(frames.begin(), frames.end(), [](const FrameSamples& a, const FrameSamples& b) {
+        auto key = [](const FrameIndex& i) { return std::array{i.repetition, i.contrast, i.slice, i.partition}; };
+        return key(a.index) < key(b.index);
+    });
+    bool any_weights = false;
+    for (FrameSamples& f : frames) {
+        Dataset d;
+        d.coils = coils;
+        d.trajectory.dims = frame_grid.dims;
+        d.trajectory.k = std::move(f.k);
+        d.trajectory.kind = kind;
+        const bool same_length = std::all_of(f.readout_lengths.begin(), f.readout_lengths.end(),
+                                             [&](int l) { return l == f.readout_lengths.front(); });
+        d.trajectory.readout_length = same_length ? f.readout_lengths.front() : 0;
+        convertToCyclesPerFov(d.trajectory, frame_grid, units);
+        d.kspace.reserve(std::size_t(coils) * f.samples);
+        for (auto& c : f.per_coil) d.kspace.insert(d.kspace.end(), c.begin(), c.end());
+        if (!f.weights.empty() && std::any_of(f.weights.begin(), f.weights.end(), [](double w) { return w != 0; })) {
+            d.density = std::move(f.weights);  // Gadgetron's convention: (kx, ky, w) for 2D spirals
+            any_weights = true;
+        }
+        out.index.push_back(f.index);
+        out.frames.push_back(std::move(d));
+    }
+    if (stack_of_stars) {
+        out.partitions = partitions;
+        const auto& limit = header.encoding[0].encodingLimits.kspace_encoding_step_2;
+        // k_z = 0 at the limit's centre when the header gives one, else at N_z/2 (docs/FILE_FORMAT.md).
+        out.partition_centre = limit && limit->maximum > 0 ? int(limit->center) : partitions / 2;
+        if (out.partition_centre >= partitions)
+            throw InputError(xml_at.str() + ": the partition centre " + std::to_string(out.partition_centre) +
+                             " lies outside the " + std::to_string(partitions) + " partitions");
+    }
     std::string note;
     if (bad_noise > 0) note += "; " + std::to_string(bad_noise) + " noise acquisition(s) with NaN/Inf ignored";
     if (noise_coils == coils && !noise_per_coil.empty() && noise_per_coil[0].size() >= 2) {
@@ -375,14 +442,15 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
         note += "; noise acquisitions ignored (" + std::to_string(noise_coils) + " channels, the data have " +
                 std::to_string(coils) + ")";
     }
-    if (!weights.empty() && std::any_of(weights.begin(), weights.end(), [](double w) { return w != 0; })) {
-        data.density = std::move(weights);  // Gadgetron's convention: (kx, ky, w) for 2D spirals
-        note += "; 3rd trajectory component read as density weights (Gadgetron convention)";
-    }
+    if (any_weights) note += "; 3rd trajectory component read as density weights (Gadgetron convention)";
     if (oversampling > 1)
         note += "; readout oversampling " + std::to_string(oversampling) + "x (encoded matrix " +
                 std::to_string(enc.matrixSize.x) + "x" + std::to_string(enc.matrixSize.y) +
                 "): reconstructed on the recon space's field of view";
+    if (stack_of_stars)
+        note += "; stack of stars: " + std::to_string(partitions) + " partitions (k_z = 0 at partition " +
+                std::to_string(out.partition_centre) + "), each a 2D problem after the inverse FFT along k_z";
+    if (tdims == 0) note += "; no stored trajectory: k-space positions from --trajectory";
     data.source = "ISMRMRD '" + path + "': " + std::to_string(used) + " acquisitions (" + std::to_string(skipped) +
                   " skipped), " + std::to_string(coils) + " coil(s), " +
                   (oversampling > 1 ? "recon matrix " : "encoded matrix ") + grid.describe() +
@@ -393,7 +461,7 @@ Dataset readIsmrmrd(const std::string& path, const InputSpec& spec) {
                   unitsNote(units, spec.units ? "as given by the user"
                                               : "assumed: ISMRMRD defines no trajectory unit; override with --units") +
                   note;
-    return data;
+    return out;
 }
 
 namespace {

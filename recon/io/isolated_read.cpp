@@ -79,6 +79,11 @@ template <class A, Like<Dataset> D>
 void fields(A& a, D& d) {
     a(d.name, d.source, d.grid, d.trajectory, d.coils, d.kspace, d.density, d.truth, d.reference, d.basis, d.noise);
 }
+template <class A, Like<FramesRead> F>
+void fields(A& a, F& f) {
+    a(f.shared, f.index, f.frames, f.partitions, f.partition_centre);
+}
+static_assert(Plain<FrameIndex>);
 template <class A, Like<GriddedImage> I>
 void fields(A& a, I& i) {
     a(i.grid, i.image);
@@ -111,6 +116,12 @@ private:
     void put(const std::string& s) {
         put(std::uint64_t(s.size()));
         bytes(s.data(), s.size());
+    }
+    template <class T>
+        requires(!Plain<T>)
+    void put(const std::vector<T>& v) {
+        put(std::uint64_t(v.size()));
+        for (const T& x : v) put(x);
     }
     template <class T>
         requires(!Plain<T>)
@@ -153,6 +164,12 @@ private:
     void get(std::string& s) {
         s.resize(count(1));
         bytes(s.data(), s.size());
+    }
+    template <class T>
+        requires(!Plain<T>)
+    void get(std::vector<T>& v) {
+        v.resize(count(sizeof(T)));
+        for (T& x : v) get(x);
     }
     template <class T>
         requires(!Plain<T>)
@@ -459,6 +476,11 @@ ChildLimits childLimitsFor(std::uint64_t file_bytes) {
 
 Dataset readDatasetIsolated(const std::string& path, const std::function<Dataset()>& read,
                             std::optional<ChildLimits> limits) {
+    return readInChild(kDatasetRead, path, read, limits);
+}
+
+FramesRead readFramesIsolated(const std::string& path, const std::function<FramesRead()>& read,
+                              std::optional<ChildLimits> limits) {
     return readInChild(kDatasetRead, path, read, limits);
 }
 

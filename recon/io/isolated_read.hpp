@@ -22,12 +22,26 @@
 
 #include "recon/core/dataset.hpp"
 #include "recon/core/types.hpp"
+#include "recon/io/dataset_io.hpp"
 
 namespace recon::io {
 
 struct GriddedImage {
     Grid grid;
     ComplexArray image;
+};
+
+// A file's problems as its reader returns them from the child: what every frame shares (name,
+// source, grid, noise scan, basis: `shared`, without samples) and each frame's own trajectory,
+// k-space and density weights (`frames`, the other fields unset). A stack-of-stars file's frames
+// are its partitions still in k_z (partitions > 1): the parent transforms them (dataset_io.cpp).
+// A frame read without a stored trajectory has none (--trajectory supplies it in the parent).
+struct FramesRead {
+    Dataset shared;
+    std::vector<FrameIndex> index;
+    std::vector<Dataset> frames;
+    int partitions = 1;        // stack-of-stars: the partition axis's length
+    int partition_centre = 0;  // the partition counter at k_z = 0
 };
 
 // Runs `read` in a child process and returns what it returned. If `read` throws
@@ -48,6 +62,8 @@ struct ChildLimits {
 ChildLimits childLimitsFor(std::uint64_t file_bytes);
 Dataset readDatasetIsolated(const std::string& path, const std::function<Dataset()>& read,
                             std::optional<ChildLimits> limits = std::nullopt);
+FramesRead readFramesIsolated(const std::string& path, const std::function<FramesRead()>& read,
+                              std::optional<ChildLimits> limits = std::nullopt);
 GriddedImage readImageIsolated(const std::string& path, const std::function<GriddedImage()>& read,
                                std::optional<ChildLimits> limits = std::nullopt);
 // For readers of other layouts (CT projections, recon/ct/ct_file.hpp): `read` returns its

@@ -52,8 +52,9 @@ std::string gzipped(const std::string& bytes, const std::string& target) {
 }
 
 void writeVolume(AtomicOutput& out, const Grid& grid, const std::vector<float>& values,
-                 const std::string& description, bool phase) {
-    int dims[8] = {grid.dims == 2 ? 2 : 3, grid.n[0], grid.n[1], grid.n[2], 1, 1, 1, 1};
+                 const std::string& description, bool phase, int volumes) {
+    // Several volumes (frames) along the 4th dimension, NIfTI's time axis.
+    int dims[8] = {volumes > 1 ? 4 : grid.dims == 2 ? 2 : 3, grid.n[0], grid.n[1], grid.n[2], volumes, 1, 1, 1};
     NiftiPtr nim(nifti_make_new_nim(dims, NIFTI_TYPE_FLOAT32, 0));  // header only
     if (!nim) throw Error("NIfTI: cannot allocate the image header");
     nim->nifti_type = NIFTI_FTYPE_NIFTI1_1;
@@ -62,6 +63,7 @@ void writeVolume(AtomicOutput& out, const Grid& grid, const std::vector<float>& 
     nim->dx = nim->pixdim[1] = voxel[0];
     nim->dy = nim->pixdim[2] = voxel[1];
     nim->dz = nim->pixdim[3] = voxel[2];
+    if (volumes > 1) nim->dt = nim->pixdim[4] = 1;  // frames, not seconds: no time unit is set
     nim->xyz_units = NIFTI_UNITS_MM;
     nim->qform_code = nim->sform_code = NIFTI_XFORM_SCANNER_ANAT;
     nim->quatern_b = nim->quatern_c = nim->quatern_d = 0;
@@ -88,15 +90,17 @@ void writeVolume(AtomicOutput& out, const Grid& grid, const std::vector<float>& 
 }  // namespace
 
 void writeNifti(const std::string& path, const Grid& grid, const ComplexArray& image, const ImageWriteOptions& opts) {
-    if (image.size() != grid.voxels())
-        throw Error("writeImage: " + std::to_string(image.size()) + " voxels for grid " + grid.describe());
+    const int volumes = std::max(1, opts.volumes);
+    if (image.size() != grid.voxels() * std::size_t(volumes))
+        throw Error("writeImage: " + std::to_string(image.size()) + " voxels for " + std::to_string(volumes) +
+                    " volume(s) of grid " + grid.describe());
     std::vector<float> magnitude(image.size()), phase;
     for (std::size_t i = 0; i < image.size(); ++i)
         magnitude[i] = float(opts.real_part ? image[i].real() : std::abs(image[i]));
     const std::string description = opts.description.empty() ? (opts.real_part ? "ReconStudio real part" : "ReconStudio magnitude")
                                                               : opts.description;
     AtomicOutput mag_out(path);
-    writeVolume(mag_out, grid, magnitude, description, false);
+    writeVolume(mag_out, grid, magnitude, description, false, volumes);
     if (!opts.phase) {
         mag_out.commit();
         return;
@@ -104,7 +108,7 @@ void writeNifti(const std::string& path, const Grid& grid, const ComplexArray& i
     phase.resize(image.size());
     for (std::size_t i = 0; i < image.size(); ++i) phase[i] = float(std::arg(image[i]));
     AtomicOutput phase_out(phasePath(path));
-    writeVolume(phase_out, grid, phase, description + " (phase)", true);
+    writeVolume(phase_out, grid, phase, description + " (phase)", true, volumes);
     commitAll({&mag_out, &phase_out});
 }
 

@@ -132,7 +132,13 @@ Recipe fromJson(const Json& j, const std::string& origin) {
                                 std::to_string(kRecipeVersion));
     r.method = f.oneOf("method", kMethods);
     r.regularizer = f.choice("regularizer", parseRegularizer);
-    r.lambda = f.number("lambda", 0, 1e12);
+    // "auto": chosen from each data set when it is reconstructed (--lambda auto).
+    if (const Json* l = f.find("lambda"); l && l->is_string()) {
+        if (l->get<std::string>() != "auto") f.fail("lambda", "must be a number or \"auto\", got " + l->dump());
+        r.lambda_auto = true;
+    } else {
+        r.lambda = f.number("lambda", 0, 1e12);
+    }
     r.iterations = f.integer("iterations", 0, 100000);
     r.tolerance = f.number("tolerance", 0, 1);
     r.preconditioner = f.choice("preconditioner", parsePreconditioner);
@@ -172,6 +178,7 @@ Json toJson(const Recipe& r, bool with_slurm) {
     put("method", r.method);
     put("regularizer", r.regularizer);
     put("lambda", r.lambda);
+    if (r.lambda_auto) j["lambda"] = "auto";
     put("iterations", r.iterations);
     put("tolerance", r.tolerance);
     put("preconditioner", r.preconditioner);

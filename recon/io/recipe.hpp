@@ -29,6 +29,7 @@ struct Recipe {
     std::optional<std::string> method;          // iterative | gridding-kb | gridding-trilinear | all
     std::optional<std::string> regularizer;     // tikhonov | fd | anatomical
     std::optional<double> lambda;               // multiplies s = Q(0)
+    bool lambda_auto = false;                   // "lambda": "auto" (--lambda auto: chosen per data set); lambda empty
     std::optional<int> iterations;
     std::optional<double> tolerance;
     std::optional<std::string> preconditioner;  // none | circulant

@@ -79,8 +79,26 @@ public:
     virtual std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) = 0;
     virtual void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) = 0;  // y = A x
 
+    // x = max(Re x, 0), the imaginary part dropped: the non-negativity constraint of real images
+    // (OS-SART's). Through the host here; a backend may override it with a kernel.
+    virtual void clampNonNegative(Vector& x) {
+        ComplexArray h;
+        download(x, h);
+        for (cdouble& v : h) v = cdouble(v.real() > 0 ? v.real() : 0.0, 0.0);
+        upload(h, x);
+    }
+
     // Lets a backend (or its operators) finish queued work before the host reads a result.
     virtual void synchronize() {}
+
+    // Direct copies between this space and another backend's, issued on this space's queue
+    // (peer copies between GPUs). False: no direct path; the caller goes through host memory
+    // (linop/distributed_stack.cpp). The other space's work on its vector must be finished
+    // (its synchronize()) before either call.
+    // pullFrom: mine = theirs, ordered before this space's later work.
+    virtual bool pullFrom(VectorSpace& /*other*/, const Vector& /*theirs*/, Vector& /*mine*/) { return false; }
+    // pushTo: theirs = mine, complete when it returns.
+    virtual bool pushTo(const Vector& /*mine*/, VectorSpace& /*other*/, Vector& /*theirs*/) { return false; }
 
     // Helpers built on the above.
     Vector fromHost(const ComplexArray& host) {

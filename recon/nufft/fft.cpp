@@ -1,33 +1,144 @@
 #include "recon/core/errors.hpp"
 #include "recon/nufft/fft.hpp"
+#include "recon/nufft/fftw_planner.hpp"
 
 #include <fftw3.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
-#include <stdexcept>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace recon {
 namespace {
+
+int g_threads = 0;
+
+}  // namespace
+
+namespace fftw {
+namespace {
+
+struct Wisdom {
+    bool chosen = false;    // folder set (from the environment, or by useWisdomFolder)
+    std::string folder;     // "" when disabled
+    std::string saved[2];   // the last text read or written, per precision (f32, f64)
+};
+
+Wisdom& wisdom() {
+    static Wisdom w;
+    return w;
+}
+
+std::string pathFor(int precision) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0 || !*host) std::snprintf(host, sizeof host, "%s", "unknown-host");
+    return wisdom().folder + "/fftw-wisdom-" + host + (precision == 0 ? "-f32" : "-f64");
+}
+
+std::string exportText(int precision) {
+    char* text = precision == 0 ? fftwf_export_wisdom_to_string() : fftw_export_wisdom_to_string();
+    std::string s = text ? text : "";
+    std::free(text);
+    return s;
+}
+
+// The wisdom folder, not nufft's business to write through recon/io (a lower layer): a
+// temporary file in the same folder, renamed over the old one, so a reader never sees
+// half a file; any failure leaves the old file and costs only the next run's planning.
+void writeFile(const std::string& path, const std::string& text) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    const std::string temp = path + ".tmp." + std::to_string(getpid());
+    std::FILE* f = std::fopen(temp.c_str(), "wb");
+    if (!f) return;
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (std::fclose(f) != 0 || !ok || std::rename(temp.c_str(), path.c_str()) != 0) std::remove(temp.c_str());
+}
+
+}  // namespace
 
 std::mutex& plannerMutex() {
     static std::mutex m;
     return m;
 }
 
-int g_threads = 0;
-
-void initThreadsOnce() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        fftw_init_threads();
-        fftwf_init_threads();
-    });
+std::string wisdomFolder() {
+    const char* env = std::getenv("RECONSTUDIO_FFTW_WISDOM");
+    if (env && std::string(env) == "0") return "";
+    if (env && *env) return env;
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/reconstudio";
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/reconstudio";
+    return "";
 }
 
-}  // namespace
+void prepare() {
+    static bool threads = false;
+    if (!threads) {
+        threads = true;
+        fftw_init_threads();
+        fftwf_init_threads();
+        fftw_set_timelimit(kPlanningSeconds);
+        fftwf_set_timelimit(kPlanningSeconds);
+    }
+    if (!wisdom().chosen) useWisdomFolder(wisdomFolder());
+}
+
+std::string wisdomPath(bool single_precision) { return pathFor(single_precision ? 0 : 1); }
+
+void useWisdomFolder(const std::string& folder) {
+    Wisdom& w = wisdom();
+    w.chosen = true;
+    w.folder = folder;
+    fftwf_forget_wisdom();
+    fftw_forget_wisdom();
+    w.saved[0] = w.saved[1] = "";
+    if (w.folder.empty()) return;
+    for (int precision : {0, 1}) {
+        const std::string path = pathFor(precision);
+        std::ifstream in(path, std::ios::binary);
+        if (!in) continue;  // a first run
+        std::ostringstream text;
+        text << in.rdbuf();
+        const std::string s = text.str();
+        const int ok = precision == 0 ? fftwf_import_wisdom_from_string(s.c_str()) : fftw_import_wisdom_from_string(s.c_str());
+        if (!ok) {
+            std::fprintf(stderr, "note: FFTW wisdom file '%s' is damaged: ignored (it will be replaced)\n", path.c_str());
+            if (precision == 0)
+                fftwf_forget_wisdom();
+            else
+                fftw_forget_wisdom();
+            continue;
+        }
+        w.saved[precision] = exportText(precision);
+    }
+}
+
+unsigned planningFlags(std::size_t points) {
+    return wisdom().folder.empty() || points > kMeasureLimit ? FFTW_ESTIMATE : FFTW_MEASURE;
+}
+
+void savePlans() {
+    Wisdom& w = wisdom();
+    if (w.folder.empty()) return;
+    for (int precision : {0, 1}) {
+        std::string now = exportText(precision);
+        if (now == w.saved[precision]) continue;
+        writeFile(pathFor(precision), now);
+        w.saved[precision] = std::move(now);
+    }
+}
+
+}  // namespace fftw
 
 int cpuThreads() { return g_threads > 0 ? g_threads : omp_get_max_threads(); }
 void setCpuThreads(int n) {
@@ -73,13 +184,13 @@ struct FftPlan<T>::Impl {
             fftw_plan_with_nthreads(cpuThreads());
             auto* buf = fftw_alloc_complex(size);
             p = fftw_plan_many_dft(rank, n, howmany, buf, nullptr, stride, dist, buf, nullptr, stride, dist, sign,
-                                   FFTW_ESTIMATE | FFTW_UNALIGNED);
+                                   fftw::planningFlags(size) | FFTW_UNALIGNED);
             fftw_free(buf);
         } else {
             fftwf_plan_with_nthreads(cpuThreads());
             auto* buf = fftwf_alloc_complex(size);
             p = fftwf_plan_many_dft(rank, n, howmany, buf, nullptr, stride, dist, buf, nullptr, stride, dist, sign,
-                                    FFTW_ESTIMATE | FFTW_UNALIGNED);
+                                    fftw::planningFlags(size) | FFTW_UNALIGNED);
             fftwf_free(buf);
         }
         if (!p) throw Error("FFTW could not plan a batched transform");
@@ -91,7 +202,8 @@ struct FftPlan<T>::Impl {
         planes_per_batch = int(std::clamp<std::size_t>(kBatchPoints / inner, 1, std::size_t(slow)));
         lines_per_batch = int(std::clamp<std::size_t>(kBatchPoints / std::size_t(slow), 1, inner));
         const int rank = int(n.size()) - 1;
-        std::lock_guard<std::mutex> lock(plannerMutex());
+        std::lock_guard<std::mutex> lock(fftw::plannerMutex());
+        fftw::prepare();
         planes = many(rank, n.data() + 1, planes_per_batch, 1, int(inner), sign, std::size_t(planes_per_batch) * inner);
         planes_rest = many(rank, n.data() + 1, slow % planes_per_batch, 1, int(inner), sign,
                            std::size_t(slow % planes_per_batch) * inner);
@@ -100,6 +212,7 @@ struct FftPlan<T>::Impl {
         lines = many(1, n.data(), lines_per_batch, int(inner), 1, sign, span + std::size_t(lines_per_batch));
         lines_rest = many(1, n.data(), int(inner % std::size_t(lines_per_batch)), int(inner), 1, sign,
                           span + inner % std::size_t(lines_per_batch));
+        fftw::savePlans();
     }
     static void run(Plan p, std::complex<T>* at) {
         using C = typename FftTraits<T>::cpx;
@@ -120,31 +233,33 @@ struct FftPlan<T>::Impl {
 
 template <class T>
 FftPlan<T>::FftPlan(std::array<int, 3> shape, int dims, FftDirection dir) : impl_(new Impl) {
-    initThreadsOnce();
     std::vector<int>& n = impl_->n;  // FFTW wants slowest axis first
     for (int a = dims - 1; a >= 0; --a) n.push_back(shape[a]);
     size_ = 1;
     for (int a = 0; a < dims; ++a) size_ *= std::size_t(shape[a]);
     const int sign = impl_->sign = dir == FftDirection::Forward ? FFTW_FORWARD : FFTW_BACKWARD;
-    std::lock_guard<std::mutex> lock(plannerMutex());
-    // FFTW_ESTIMATE never touches the buffer, so a scratch buffer is only a template for alignment.
+    std::lock_guard<std::mutex> lock(fftw::plannerMutex());
+    fftw::prepare();
+    // A scratch buffer: measuring overwrites it, and the plan runs on any buffer (unaligned).
+    const unsigned flags = fftw::planningFlags(size_) | FFTW_UNALIGNED;
     if constexpr (std::is_same_v<T, double>) {
         fftw_plan_with_nthreads(cpuThreads());
         auto* buf = fftw_alloc_complex(size_);
-        impl_->plan = fftw_plan_dft(int(n.size()), n.data(), buf, buf, sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
+        impl_->plan = fftw_plan_dft(int(n.size()), n.data(), buf, buf, sign, flags);
         fftw_free(buf);
     } else {
         fftwf_plan_with_nthreads(cpuThreads());
         auto* buf = fftwf_alloc_complex(size_);
-        impl_->plan = fftwf_plan_dft(int(n.size()), n.data(), buf, buf, sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
+        impl_->plan = fftwf_plan_dft(int(n.size()), n.data(), buf, buf, sign, flags);
         fftwf_free(buf);
     }
     if (!impl_->plan) throw Error("FFTW could not plan a transform");
+    fftw::savePlans();
 }
 
 template <class T>
 FftPlan<T>::~FftPlan() {
-    std::lock_guard<std::mutex> lock(plannerMutex());
+    std::lock_guard<std::mutex> lock(fftw::plannerMutex());
     for (auto p : {impl_->plan, impl_->planes, impl_->planes_rest, impl_->lines, impl_->lines_rest}) Impl::destroy(p);
 }
 

@@ -45,8 +45,13 @@ NufftPlan<T>::NufftPlan(const Trajectory& t, const SampleGrid& grid, const Sprea
     if (deapodize_) {
         for (int a = 0; a < dims_; ++a) deapod_[a] = kernel_.deapodization(grid.size[a], G_[a]);
     }
-    fwd_ = std::make_unique<FftPlan<T>>(G_, dims_, FftDirection::Forward);
-    bwd_ = std::make_unique<FftPlan<T>>(G_, dims_, FftDirection::Backward);
+}
+
+template <class T>
+const FftPlan<T>& NufftPlan<T>::fft(FftDirection dir) const {
+    std::unique_ptr<FftPlan<T>>& p = dir == FftDirection::Forward ? fwd_ : bwd_;
+    if (!p) p = std::make_unique<FftPlan<T>>(G_, dims_, dir);
+    return *p;
 }
 
 // The W cells a sample touches per axis: wrapped fine-grid offsets (already
@@ -163,7 +168,7 @@ void NufftPlan<T>::adjoint(const C* c, C* out, const Progress& progress) const {
     std::vector<C> fine(fineSize());
     spread(c, fine.data(), progress);
     progress.update(0.5);
-    bwd_->execute(fine.data(), progress);
+    fft(FftDirection::Backward).execute(fine.data(), progress);
     const auto& S = grid_.size;
     const std::size_t sy = std::size_t(G_[0]), sz = std::size_t(G_[0]) * G_[1];
 #pragma omp parallel for
@@ -204,7 +209,7 @@ void NufftPlan<T>::forward(const C* f, C* out, const Progress& progress) const {
                 }
                 fine[fx + fy * sy + fz * sz] = f[(std::size_t(z) * S[1] + y) * S[0] + x] / T(d);
             }
-    fwd_->execute(fine.data(), progress);
+    fft(FftDirection::Forward).execute(fine.data(), progress);
     progress.update(0.5);
     interpolate(fine.data(), out, progress);
     progress.update(1.0);

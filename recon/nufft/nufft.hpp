@@ -51,7 +51,11 @@ private:
     std::vector<int> start_;          // 3 per sample: first cell touched (may be negative)
     std::vector<std::vector<std::uint32_t>> bucket_;  // samples by start cell (mod G) on the slow axis
     std::array<std::vector<double>, 3> deapod_;
-    std::unique_ptr<FftPlan<T>> fwd_, bwd_;
+    // Made on first use: a measured plan costs up to seconds the first time a machine sees a
+    // size, and most plans run in one direction only (Q, F^H d, gridding). Not thread-safe,
+    // like the plan's other uses.
+    const FftPlan<T>& fft(FftDirection dir) const;
+    mutable std::unique_ptr<FftPlan<T>> fwd_, bwd_;
 };
 
 }  // namespace recon

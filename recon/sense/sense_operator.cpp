@@ -1,8 +1,10 @@
 #include "recon/sense/sense_operator.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "recon/core/errors.hpp"
+#include "recon/linop/distributed_stack.hpp"
 
 namespace recon {
 namespace {
@@ -89,6 +91,22 @@ Vector senseAdjointFromCoilImages(VectorSpace& space, const std::vector<const Ve
         space.axpy(1.0, term, rhs);
     }
     return rhs;
+}
+
+LinearOperatorPtr splitSense(VectorSpace& home, const std::vector<SplitDevice>& devices, const ComplexArray& maps,
+                             std::size_t voxels, const std::function<LinearOperatorPtr(Backend&)>& fourier_on) {
+    const std::size_t coils = checkedCoils(maps, voxels, "SENSE split over devices");
+    if (devices.empty()) throw InputError("SENSE split over devices: no devices");
+    const std::size_t shares = std::min(devices.size(), coils);
+    std::vector<StackPart> parts;
+    for (std::size_t d = 0; d < shares; ++d) {
+        if (!devices[d].backend) throw InputError("SENSE split over devices: " + devices[d].name + " has no backend");
+        const std::size_t first = coils * d / shares, last = coils * (d + 1) / shares;
+        const ComplexArray share(maps.begin() + std::ptrdiff_t(first * voxels), maps.begin() + std::ptrdiff_t(last * voxels));
+        const std::string where = devices[d].name + " (coils " + std::to_string(first) + "-" + std::to_string(last - 1) + ")";
+        parts.push_back({std::make_shared<const SenseOperator>(fourier_on(*devices[d].backend), share), where, devices[d].backend});
+    }
+    return distributedStack(home, std::move(parts));
 }
 
 }  // namespace recon

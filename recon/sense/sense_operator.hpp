@@ -8,9 +8,12 @@
 // embedding); the maps are uploaded once and stay resident.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "recon/backend/backend.hpp"
 #include "recon/linop/linear_operator.hpp"
 
 namespace recon {
@@ -39,5 +42,22 @@ private:
 // Sizes are checked (InputError).
 Vector senseAdjointFromCoilImages(VectorSpace& space, const std::vector<const Vector*>& coil_adjoints,
                                   const ComplexArray& maps);
+
+// A device the coils can be split over: a backend of its own (a GPU, or the same GPU again
+// on a stream of its own; any backend works) and its name in messages ("GPU 1").
+struct SplitDevice {
+    std::shared_ptr<Backend> backend;
+    std::string name;
+};
+
+// The SENSE operator with its coils split over `devices`: contiguous shares as even as
+// possible (a device beyond the number of coils gets none), each share the SenseOperator of
+// its coils on its device, made with `fourier_on(device)` (the single-coil encoding operator
+// there, its normal that device's copy of the one Toeplitz kernel), all seen from `home` as
+// one operator whose normal sums the shares' partial normals every application
+// (linop/distributed_stack.hpp), which keeps the devices' backends alive. One device that is
+// `home`: the plain SenseOperator.
+LinearOperatorPtr splitSense(VectorSpace& home, const std::vector<SplitDevice>& devices, const ComplexArray& maps,
+                             std::size_t voxels, const std::function<LinearOperatorPtr(Backend&)>& fourier_on);
 
 }  // namespace recon

@@ -18,9 +18,11 @@
 #include "recon/core/dataset.hpp"
 #include "recon/core/preconditioner_kind.hpp"
 #include "recon/core/metrics.hpp"
+#include "recon/linop/distributed_stack.hpp"
 #include "recon/operators/regularizer.hpp"
 #include "recon/priors/priors.hpp"
 #include "recon/sense/coil_maps.hpp"
+#include "recon/sense/sense_operator.hpp"
 #include "recon/solvers/monitor.hpp"
 #include "recon/solvers/admm.hpp"
 #include "recon/solvers/normal_cg.hpp"
@@ -38,10 +40,11 @@ CoilCombination parseCoilCombination(const std::string& name);  // throws InputE
 // (float32 rounding and the prior dominate); 1e-4 keeps a margin at a 6-wide kernel, not 8.
 inline constexpr double kDefaultNufftTolerance = 1e-4;
 
-// The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: FISTA for one
-// wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else.
-enum class SparseSolver { Auto, Admm, Fista };
-std::string toString(SparseSolver s);                 // "auto", "admm", "fista"
+// The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: POGM for one
+// wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else. FISTA
+// solves what POGM solves, with another momentum (recon/solvers/fista.hpp).
+enum class SparseSolver { Auto, Admm, Fista, Pogm };
+std::string toString(SparseSolver s);                 // "auto", "admm", "fista", "pogm"
 SparseSolver parseSparseSolver(const std::string& name);  // throws InputError listing the names
 
 struct SolveOptions {
@@ -68,7 +71,7 @@ struct SolveOptions {
     int admm_inner_iterations = 5;                      // CG iterations per ADMM x-update
     double admm_threshold_scale = AdmmDefaults::threshold_scale;  // ADMM's rho rule (recon/solvers/admm.hpp)
     SparseSolver sparse_solver = SparseSolver::Auto;
-    bool wavelet_shifts = true;                         // FISTA: a random cyclic shift of the wavelet grid per step
+    bool wavelet_shifts = true;                         // FISTA/POGM: a random cyclic shift of the wavelet grid per step
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.
@@ -119,6 +122,10 @@ struct SolveResult {
     std::string solver = "cg";          // "cg", "admm" or "fista"
     // SENSE only: the coil maps it used (the session's, shared, never modified), for views and reports.
     std::shared_ptr<const CoilMaps> coil_maps;
+    // SENSE split over several devices (setSenseDevices): how many took a share of the coils,
+    // and the copies and the sum on the home device per normal-operator application (seconds).
+    int devices = 1;
+    double communication_seconds = 0;
 };
 
 struct GriddingResult {
@@ -227,6 +234,11 @@ public:
     // (recon/sense/coil_maps.hpp, espirit.hpp) and cached until another method is asked for.
     const CoilMaps& coilMaps(CoilMapMethod method = SolveOptions{}.coil_maps, const Progress& progress = {});
     void setCoilMaps(CoilMaps maps);  // checked against the data set (InputError); used whatever the method
+    // The devices SENSE's normal operator splits its coils over (recon/sense/sense_operator.hpp's
+    // splitSense), each with its own copy of the Toeplitz kernel; CG stays on this session's
+    // backend, which is one of them when its entry's backend is backendPtr(). Empty (the
+    // default): everything on the session's backend.
+    void setSenseDevices(std::vector<SplitDevice> devices);
 
     // F rho (with phi) at the data set's samples, for simulation checks.
     ComplexArray forward(const ComplexArray& image, const FourierMethod& method);
@@ -272,6 +284,8 @@ private:
 
     std::shared_ptr<const CoilMaps> coil_maps_;  // shared with the SolveResults that used them
     std::optional<CoilMapMethod> coil_maps_method_;  // how coil_maps_ was estimated; empty: given by setCoilMaps
+    std::vector<SplitDevice> sense_devices_;
+    std::shared_ptr<DistributedStack> sense_split_;  // the resident SENSE solve's split operator (its figures)
     SolveResult solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);  // sense_solve.cpp
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);

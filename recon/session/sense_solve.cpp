@@ -56,6 +56,14 @@ void ReconstructionSession::setCoilMaps(CoilMaps maps) {
     resident_ = {};
 }
 
+void ReconstructionSession::setSenseDevices(std::vector<SplitDevice> devices) {
+    for (const SplitDevice& d : devices)
+        if (!d.backend) throw InputError("SENSE devices: " + d.name + " has no backend");
+    std::lock_guard<std::mutex> lock(mutex_);
+    sense_devices_ = std::move(devices);
+    resident_ = {};
+}
+
 SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(opts.method);
@@ -73,12 +81,23 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     // The maps in use are part of the key: other maps make another system.
     const std::string maps_key = coil_maps_ && !coil_maps_method_ ? "given " + coil_maps_->source : toString(opts.coil_maps);
     const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + " | " + maps_key +
-                            (with_penalty ? " | penalty" : "");
+                            (with_penalty ? " | penalty" : "") + " | devices " + std::to_string(sense_devices_.size());
     const bool continue_resident = opts.warm_start && resident_.cg && resident_.key == key;
     if (!continue_resident) {
         const CoilMaps& maps = coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData));
         LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
-        auto encoding = std::make_shared<const SenseOperator>(fourier, maps.maps);
+        LinearOperatorPtr encoding;
+        if (sense_devices_.empty()) {
+            encoding = std::make_shared<const SenseOperator>(fourier, maps.maps);
+        } else {
+            // Each other device gets its own copy of the one Toeplitz kernel (Q crosses once, via the host).
+            const ComplexArray q = toeplitz(m)->q();
+            const std::vector<double> phi = phiValues();
+            encoding = splitSense(*backend_, sense_devices_, maps.maps, d.grid.voxels(), [&](Backend& b) {
+                if (&b == backend_.get()) return fourier;
+                return recon::fourierOperator(b, d.trajectory, d.grid, phi, m, b.toeplitzFromQ(d.grid, q));
+            });
+        }
         std::vector<std::shared_ptr<const Vector>> coil_adjoints;
         std::vector<const Vector*> coil_ptrs;
         double data_norm2 = 0;
@@ -93,6 +112,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), rhs, data_norm2);
         if (warm && warm->size() == d.grid.voxels()) cg->setInitial(*warm);
         resident_ = {key, std::move(cg), 0};
+        sense_split_ = std::dynamic_pointer_cast<DistributedStack>(std::const_pointer_cast<LinearOperator>(encoding));
     } else {
         if (resident_.cg->terms() > 1) resident_.cg->setWeight(1, penalty_weight);
         result.warm_started = true;
@@ -102,8 +122,14 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     run.iterations = opts.iterations;
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
+    if (sense_split_) sense_split_->resetStats();
     const auto t0 = std::chrono::steady_clock::now();
     RunResult r = runIterations(*resident_.cg, run, monitor, 0);
+    if (sense_split_) {
+        const DistributedStats st = sense_split_->stats();
+        result.devices = int(sense_split_->parts());
+        result.communication_seconds = st.applications > 0 ? st.communication_seconds / double(st.applications) : 0;
+    }
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.history = std::move(r.history);
     result.cancelled = r.cancelled();

@@ -16,9 +16,11 @@ struct Fista::Impl {
     std::size_t n = 0;
     double data_norm2 = 0, fhd_norm = 0;
     std::mt19937_64 rng;
-    // x and F^H F x for this iterate and the last; y and F^H F y; the gradient step v; W's scratch.
-    Vector fhd, x, x_prev, ax, ax_prev, y, ay, v, shifted, coeffs;
+    // x and F^H F x for this iterate and, FISTA, the last; FISTA's y and F^H F y; POGM's gradient
+    // steps u_k, u_{k-1} and its z_k; the prox's input v; W's scratch.
+    Vector fhd, x, x_prev, ax, ax_prev, y, ay, u, u_prev, z, v, shifted, coeffs;
     double momentum = 1;  // t_k
+    double zeta = 0;      // POGM's last prox step
     double data_term = 0, penalty_term = 0, residual = 1;
     int total = 0, restarts = 0;
     bool has_truth = false;
@@ -26,12 +28,12 @@ struct Fista::Impl {
     TruthStats truth_stats;
     double error_norm2 = 0;
 
-    // x = prox_{t ||W P_s .||_1}(v) = P_s^H W^H soft(W P_s v, t); returns the shift s.
-    std::size_t prox(double threshold) {
+    // x = prox_{t ||W P_s .||_1}(in) = P_s^H W^H soft(W P_s in, t); returns the shift s.
+    std::size_t prox(const Vector& from, double threshold) {
         const std::size_t offset = opts.random_shifts ? std::size_t(rng() % n) : 0;
-        const Vector* in = &v;
+        const Vector* in = &from;
         if (offset != 0) {
-            cyclicShift(*space, v, offset, shifted);
+            cyclicShift(*space, from, offset, shifted);
             in = &shifted;
         }
         term.transform->forward(*in, coeffs);
@@ -60,11 +62,55 @@ struct Fista::Impl {
         if (has_truth) error_norm2 = std::max(0.0, d[2].real() - 2 * d[3].real() + truth_stats.norm2);
     }
 
-    // Momentum off: the next step is a plain proximal gradient step from x.
+    // Momentum off: the next step is a plain proximal gradient step from x (POGM: its first
+    // step from x, where u_{k-1} and z_{k-1} enter with weight 0).
     void resetMomentum() {
-        space->copy(x, x_prev);
-        space->copy(ax, ax_prev);
+        if (opts.momentum == Momentum::Fista) {
+            space->copy(x, x_prev);
+            space->copy(ax, ax_prev);
+        }
         momentum = 1;
+    }
+
+    // One FISTA step up to the prox: x_prev, ax_prev = the old x, ax; returns the prox's shift.
+    std::size_t stepFista() {
+        VectorSpace& s = *space;
+        const double lip = opts.lipschitz;
+        // y = x + beta (x - x_prev), and F^H F y from the two products already known.
+        const double next = (1 + std::sqrt(1 + 4 * momentum * momentum)) / 2;
+        const double beta = (momentum - 1) / next;
+        momentum = next;
+        s.combine({1 + beta, -beta}, {&x, &x_prev}, y);
+        s.combine({1 + beta, -beta}, {&ax, &ax_prev}, ay);
+        // v = y - grad/(2L), grad = 2 (F^H F y - F^H d).
+        s.combine({1.0, -1 / lip, 1 / lip}, {&y, &ay, &fhd}, v);
+        std::swap(x, x_prev);
+        std::swap(ax, ax_prev);
+        const std::size_t offset = prox(v, term.weight / (2 * lip));
+        residual = lip * std::sqrt(s.axpyNorm2(-1.0, x, y)) / fhd_norm;  // y is not needed again
+        return offset;
+    }
+
+    // One POGM step up to the prox (fista.hpp has the recursion); ax stays F^H F of the old x.
+    std::size_t stepPogm() {
+        VectorSpace& s = *space;
+        const double lip = opts.lipschitz, alpha = 1 / (2 * lip);
+        const double next = (1 + std::sqrt(1 + 4 * momentum * momentum)) / 2;
+        const double beta = (momentum - 1) / next, gamma = momentum / next;
+        const double c = beta > 0 ? beta * alpha / zeta : 0.0;  // zeta is set whenever beta > 0
+        momentum = next;
+        std::swap(u, u_prev);
+        s.combine({1.0, -1 / lip, 1 / lip}, {&x, &ax, &fhd}, u);  // u = x - alpha 2 (F^H F x - F^H d)
+        s.combine({1 + beta + gamma, -beta, -(gamma + c), c}, {&u, &u_prev, &x, &z}, v);
+        std::swap(v, z);
+        zeta = alpha * (1 + beta + gamma);
+        // v = x_{k-1} while the prox writes the new x (x_{k-1} is needed for the residual).
+        std::swap(x, v);
+        const std::size_t offset = prox(z, zeta * term.weight);
+        // residual: (F^H F x_{k-1} - F^H d) - (x_k - z_k) / (2 zeta), v no longer needed.
+        s.combine({1.0, -1.0, -1 / (2 * zeta), 1 / (2 * zeta)}, {&ax, &fhd, &x, &z}, v);
+        residual = std::sqrt(s.norm2(v)) / fhd_norm;
+        return offset;
     }
 };
 
@@ -92,8 +138,11 @@ Fista::Fista(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, Sp
     m.data_norm2 = data_norm2;
     m.rng.seed(opts.seed);
     VectorSpace& s = *m.space;
-    for (Vector* vec : {&m.fhd, &m.x, &m.x_prev, &m.ax, &m.ax_prev, &m.y, &m.ay, &m.v, &m.shifted, &m.coeffs})
-        *vec = s.make(m.n);
+    for (Vector* vec : {&m.fhd, &m.x, &m.ax, &m.v, &m.shifted, &m.coeffs}) *vec = s.make(m.n);
+    if (opts.momentum == Momentum::Fista)
+        for (Vector* vec : {&m.x_prev, &m.ax_prev, &m.y, &m.ay}) *vec = s.make(m.n);
+    else
+        for (Vector* vec : {&m.u, &m.u_prev, &m.z}) *vec = s.make(m.n);
     s.copy(rhs, m.fhd);
     m.fhd_norm = std::sqrt(s.norm2(m.fhd));
     // The prox is exact only for an orthogonal W: check W^H W = I on one vector before trusting it.
@@ -117,27 +166,14 @@ Fista::~Fista() = default;
 
 bool Fista::step() {
     Impl& m = *impl_;
-    VectorSpace& s = *m.space;
     if (m.fhd_norm == 0) return false;  // d = 0: x = 0 is the minimiser
-    const double lip = m.opts.lipschitz;
-    // y = x + beta (x - x_prev), and F^H F y from the two products already known.
-    const double next = (1 + std::sqrt(1 + 4 * m.momentum * m.momentum)) / 2;
-    const double beta = (m.momentum - 1) / next;
-    m.momentum = next;
-    s.combine({1 + beta, -beta}, {&m.x, &m.x_prev}, m.y);
-    s.combine({1 + beta, -beta}, {&m.ax, &m.ax_prev}, m.ay);
-    // v = y - grad/(2L), grad = 2 (F^H F y - F^H d).
-    s.combine({1.0, -1 / lip, 1 / lip}, {&m.y, &m.ay, &m.fhd}, m.v);
     const double cost_before = m.data_term + m.penalty_term;
-    std::swap(m.x, m.x_prev);
-    std::swap(m.ax, m.ax_prev);
-    const std::size_t offset = m.prox(m.term.weight / (2 * lip));
-    m.residual = lip * std::sqrt(s.axpyNorm2(-1.0, m.x, m.y)) / m.fhd_norm;  // y is not needed again
+    const std::size_t offset = m.opts.momentum == Momentum::Pogm ? m.stepPogm() : m.stepFista();
     m.fourier->normal(m.x, m.ax);
     m.evaluate(offset == 0);  // unshifted, the prox's coefficients are W x
     ++m.total;
     if (m.opts.restart && m.data_term + m.penalty_term > cost_before) {
-        m.momentum = 1;  // the next y is x itself
+        m.momentum = 1;  // the next step starts afresh from x (FISTA: y = x; POGM: beta = 0)
         ++m.restarts;
     }
     return true;

@@ -1,7 +1,19 @@
-// FISTA (Beck & Teboulle 2009) for min_x ||F x - d||^2 + w ||W x||_1 with W orthogonal
+// FISTA (Beck & Teboulle 2009) and POGM (the proximal optimized gradient method: Taylor,
+// Hendrickx & Glineur 2017; with Kim & Fessler 2018's restart) for
+//   min_x ||F x - d||^2 + w ||W x||_1 with W orthogonal
 // (W^H W = W W^H = I: the wavelet prior), whose prox is exact:
 //   prox_{t ||W .||_1}(v) = W^H soft(W v, t).
-// Step 1 / (2 L), L >= ||F^H F|| (estimateNormalNorm: power iteration on F's fast normal).
+// Gradient step 1 / (2 L), L >= ||F^H F|| (estimateNormalNorm: power iteration on F's fast normal).
+// The two differ only in the momentum (FistaOptions::momentum); everything else (prox, shifts,
+// records, restart, warm start) is shared.
+//
+// POGM, with alpha = 1 / (2 L) and t_0 = 1, per step:
+//   u_k = x_{k-1} - alpha grad f(x_{k-1})                           (a plain gradient step)
+//   t_k = (1 + sqrt(1 + 4 t_{k-1}^2)) / 2, beta = (t_{k-1} - 1) / t_k, gamma = t_{k-1} / t_k
+//   z_k = u_k + beta (u_k - u_{k-1}) + gamma (u_k - x_{k-1}) - beta alpha / zeta_{k-1} (x_{k-1} - z_{k-1})
+//   zeta_k = alpha (1 + beta + gamma),  x_k = prox_{zeta_k g}(z_k)
+// (the infinite-horizon form: a run does not know its last step, so the last step's larger t is
+// not taken). Its prox step zeta approaches 3 alpha; its worst-case bound is half FISTA's.
 //
 // One step() is one application of F^H F (the Toeplitz product), the unit of progress that a
 // CG iteration is: the gradient at the extrapolated point y = x + beta (x - x_prev) is combined
@@ -22,8 +34,10 @@
 // Momentum restarts when the cost rises (O'Donoghue & Candes 2015, function restart), which
 // keeps the iteration from oscillating around the minimiser.
 //
-// The records' `residual` is the gradient mapping's size relative to F^H d,
-// L ||x_new - y|| / ||F^H d||: CG's relative residual ||F^H d - F^H F x|| / ||F^H d|| when w = 0.
+// The records' `residual` is the composite gradient mapping's size relative to F^H d, half of
+// grad f(y) + (v - x_new) / t for x_new = prox_t(v) (FISTA: y the extrapolated point, v its gradient
+// step, so L ||x_new - y||; POGM: y = x_{k-1}, v = z_k): zero exactly at the minimiser, and CG's
+// relative residual ||F^H d - F^H F x|| / ||F^H d|| when w = 0.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +50,11 @@
 
 namespace recon {
 
+enum class Momentum { Fista, Pogm };
+
 struct FistaOptions {
     double lipschitz = 0;          // an upper bound on ||F^H F|| (the largest eigenvalue); required
+    Momentum momentum = Momentum::Fista;
     bool random_shifts = true;     // shift W's grid by a random cyclic offset every step
     std::uint64_t seed = 1;        // of the shifts: the same seed gives the same image
     bool restart = true;           // momentum restart when the cost rises

@@ -109,6 +109,7 @@ def recipe_checks(cli):
         cases = [
             ('{"reconstudio_recipe": 1, "lamda": 2}', "unknown key 'lamda'"),
             ('{"reconstudio_recipe": 1, "lambda": -2}', "'lambda'"),
+            ('{"reconstudio_recipe": 1, "lambda": "automatic"}', "must be a number or \"auto\""),
             ('{"reconstudio_recipe": 9}', "reads version 1"),
             ('{"reconstudio_recipe": 1, "regularizer": "lasso"}', "'regularizer'"),
             ('{"reconstudio_recipe": 1,', "not valid JSON"),
@@ -122,6 +123,33 @@ def recipe_checks(cli):
                 fail(f"recipe {text!r}: exit {res.returncode}, expected {expected!r} and the file in {res.stderr!r}")
             if os.path.exists(out):
                 fail(f"recipe {text!r}: an output was written")
+        # "lambda": "auto" reconstructs as --lambda auto typed does, and a batch chooses it per data set.
+        auto = os.path.join(tmp, "auto.json")
+        write(auto, json.dumps(dict(RECIPE, regularizer="tv", **{"lambda": "auto"})))
+        must(run(cli, "recon", "--case", "small-2d", "--recipe", auto, "--output", f"{tmp}/auto_recipe.cfl",
+                 "--report", f"{tmp}/auto_recipe.json", "--quiet", env=env), "recon --recipe with lambda auto")
+        typed = run(cli, "recon", "--case", "small-2d", "--regularizer", "tv", "--lambda", "auto", "--iterations", "15",
+                    "--backend", "cpu", "--output", f"{tmp}/auto_typed.cfl", "--quiet", env=env)
+        must(typed, "recon --lambda auto typed")
+        with open(f"{tmp}/auto_recipe.cfl", "rb") as a, open(f"{tmp}/auto_typed.cfl", "rb") as b:
+            if a.read() != b.read():
+                fail("a recipe's lambda auto and --lambda auto typed give different images")
+        with open(f"{tmp}/auto_recipe.json") as f:
+            chosen = json.load(f)["lambda"]
+        if f"lambda auto: {chosen:.4g} x s" not in typed.stderr:
+            fail(f"the report's lambda {chosen} is not the one --lambda auto chose: {typed.stderr!r}")
+        inputs = os.path.join(tmp, "in")
+        os.makedirs(inputs)
+        for case in ("small-2d", "radial-2d"):
+            must(run(cli, "simulate", "--case", case, "--output", f"{inputs}/{case}.h5", "--quiet"), "simulate")
+        must(run(cli, "batch", "--recipe", auto, "--manifest", inputs, "--output-dir", f"{tmp}/auto_batch", "-j", "1",
+                 env=env), "batch with lambda auto")
+        rows, js = summary(f"{tmp}/auto_batch")
+        if [r["status"] for r in rows] != ["ok", "ok"]:
+            fail(f"batch with lambda auto: {rows}")
+        with open(f"{tmp}/auto_batch/recipe.json") as f:
+            if json.load(f)["lambda"] != "auto":
+                fail("the batch's copy of the recipe lost lambda auto")
         res = run(cli, "recon", "--case", "small-2d", "--recipe", f"{tmp}/missing.json", "--output", f"{tmp}/x.cfl")
         if res.returncode == 0 or "missing.json" not in res.stderr:
             fail(f"a missing recipe is not named: {res.stderr!r}")

@@ -72,6 +72,10 @@ def usage(cli):
          "/nonexistent/maps"),
         (["compare", "--case", "radial-2d-8coil", "--coil-combine", "sense", "--coil-maps", "esprit"],
          "espirit, walsh, lowres or a BART cfl file"),
+        (["compare", "--case", "small-2d", "--backend", "cpu", "--gpus", "0"], "--gpus needs the CUDA backend"),
+        # With or without a GPU the message names the option and its value.
+        (["compare", "--case", "small-2d", "--gpus", "0,x"], "--gpus 0,x"),
+        (["compare", "--case", "small-2d", "--gpus", "0,999"], "--gpus 0,999:"),
     ]
     for args, expected in checks:
         r = run(cli, *args, timeout=120)
@@ -189,19 +193,20 @@ def sparse(cli):
     q = {m["name"]: m for m in json.loads(quad.stdout.strip().splitlines()[-1])["methods"]}["iterative"]["psnr_db"]
     if not methods["iterative-tv"]["psnr_db"] > q + 3:
         fail(f"TV {methods['iterative-tv']['psnr_db']:.2f} dB does not beat the quadratic {q:.2f} dB by 3 dB")
-    # The wavelet prior goes to FISTA; --lambda auto prints its choice and the rule, and the JSON carries both.
+    # The wavelet prior goes to POGM; --lambda auto prints its choice and the rule, and the JSON carries both.
     w = run(cli, "compare", "--case", "small-2d", "--regularizer", "wavelet", "--lambda", "auto", "--iterations", "150",
             "--json", "--quiet", "--no-floor")
     if w.returncode != 0:
         fail(f"compare --lambda auto exited {w.returncode}: {w.stderr}")
     wj = json.loads(w.stdout.strip().splitlines()[-1])
-    if wj["solver"] != "fista" or "lambda auto:" not in w.stderr or "x m" not in (wj["lambda_rule"] or ""):
-        fail(f"expected FISTA and a printed auto lambda with its rule: {wj['solver']}, {w.stderr}, {wj['lambda_rule']}")
+    if wj["solver"] != "pogm" or "lambda auto:" not in w.stderr or "x m" not in (wj["lambda_rule"] or ""):
+        fail(f"expected POGM and a printed auto lambda with its rule: {wj['solver']}, {w.stderr}, {wj['lambda_rule']}")
     wrow = {m["name"]: m for m in wj["methods"]}["iterative-wavelet"]
     if abs(wrow["lambda"] - wj["lambda"]) > 1e-12 or not wrow["psnr_db"] > q + 3:
         fail(f"the wavelet row at the auto lambda {wj['lambda']}: {wrow}, quadratic {q:.2f} dB")
     for bad in (["--regularizer", "tv", "--wavelet", "sym8"], ["--regularizer", "tv", "--admm-inner", "0"],
                 ["--regularizer", "total"], ["--regularizer", "tv", "--sparse-solver", "fista"],
+                ["--regularizer", "tv", "--sparse-solver", "pogm"], ["--regularizer", "wavelet", "--sparse-solver", "ogm"],
                 ["--regularizer", "wavelet", "--wavelet-shifts", "maybe"], ["--lambda", "automatic"]):
         b = run(cli, "compare", "--case", "small-2d", "--quiet", *bad)
         if b.returncode == 0 or not b.stderr.strip():

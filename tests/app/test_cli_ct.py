@@ -45,6 +45,8 @@ def main(cli):
             fail(f"rows {list(methods)}, expected fdk and iterative")
         if result["modality"] != "ct" or result["case"]["views"] != 60 or result["iterations"] != 40:
             fail(f"not the sparse-view case: {result['case']}, {result['iterations']} iterations")
+        if result["solver"] != "os-sart":
+            fail(f"the default solver of a noiseless scan is {result['solver']}, expected os-sart")
         fdk, it = methods["fdk"], methods["iterative"]
         if not it["psnr_db"] > fdk["psnr_db"] + 2.0 or not it["error_percent"] < fdk["error_percent"]:
             fail(f"iterative {it} does not beat FDK {fdk} on 60 views")
@@ -72,11 +74,22 @@ def main(cli):
         r = run(cli, "compare", "--case", "ct-2d", "--regularizer", "wavelet")
         if r.returncode != 1 or "not available" not in r.stderr:
             fail(f"wavelet on CT: exit {r.returncode}, {r.stderr}")
+        # OS-SART's options: no prior, subsets within the views, a known solver name.
+        r = run(cli, "compare", "--input", scan, "--ct-solver", "os-sart", "--regularizer", "tv")
+        if r.returncode != 2 or "no meaning for OS-SART" not in r.stderr:
+            fail(f"a prior with OS-SART: exit {r.returncode}, {r.stderr}")
+        r = run(cli, "compare", "--input", scan, "--subsets", "61")
+        if r.returncode != 1 or "number of subsets" not in r.stderr:
+            fail(f"61 subsets of 60 views: exit {r.returncode}, {r.stderr}")
+        r = run(cli, "compare", "--input", scan, "--ct-solver", "sirt")
+        if r.returncode != 1 or "unknown CT solver" not in r.stderr:
+            fail(f"an unknown CT solver: exit {r.returncode}, {r.stderr}")
         r = run(cli, "compare", "--case", "ct-9d")
         if r.returncode == 0:
             fail("an unknown case was accepted")
         r = run(cli, "--help")
-        for option in ("--modality", "--fdk-output", "--window", "--photons", "--short-scan", "--unweighted"):
+        for option in ("--modality", "--fdk-output", "--window", "--photons", "--short-scan", "--unweighted",
+                       "--ct-solver", "--subsets", "--relaxation"):
             if option not in r.stdout:
                 fail(f"--help does not mention {option}")
     print("PASS")

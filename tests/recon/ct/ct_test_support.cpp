@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "recon/ct/dd_projector.hpp"
 #include "recon/ct/phantom.hpp"
 #include "tests/recon/ct/ct_reference.hpp"
 
@@ -71,6 +72,43 @@ std::vector<double> projectBox(const CtGeometry& g, const std::array<double, 3>&
                 out[(view * b.detector_rows + iv) * b.detector_columns + iu] = acc / (sub * sv);
             }
     return out;
+}
+
+std::vector<double> denseProjector(const CtGeometry& g) {
+    const std::size_t n = g.volume.voxels(), rows = g.beam.samples();
+    std::vector<double> a(rows * n);
+    const DdProjector dd(g);
+    ComplexArray e(n), col(rows);
+    for (std::size_t v = 0; v < n; ++v) {
+        std::fill(e.begin(), e.end(), cdouble(0));
+        e[v] = 1;
+        dd.forward(e.data(), col.data());
+        for (std::size_t r = 0; r < rows; ++r) a[r * n + v] = col[r].real();
+    }
+    return a;
+}
+
+// Solves the symmetric positive definite system m x = b (n x n, row-major) by Cholesky.
+std::vector<double> denseSolve(std::vector<double> m, std::vector<double> b, int n) {
+    for (int j = 0; j < n; ++j) {
+        double d = m[j * n + j];
+        for (int k = 0; k < j; ++k) d -= m[j * n + k] * m[j * n + k];
+        m[j * n + j] = std::sqrt(d);
+        for (int i = j + 1; i < n; ++i) {
+            double v = m[i * n + j];
+            for (int k = 0; k < j; ++k) v -= m[i * n + k] * m[j * n + k];
+            m[i * n + j] = v / m[j * n + j];
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < i; ++k) b[i] -= m[i * n + k] * b[k];
+        b[i] /= m[i * n + i];
+    }
+    for (int i = n - 1; i >= 0; --i) {
+        for (int k = i + 1; k < n; ++k) b[i] -= m[k * n + i] * b[k];
+        b[i] /= m[i * n + i];
+    }
+    return b;
 }
 
 double relativeError(const std::vector<double>& a, const std::vector<double>& ref) {

@@ -24,6 +24,11 @@ double boxLineIntegral(const std::array<double, 3>& lo, const std::array<double,
 std::vector<double> projectBox(const CtGeometry& g, const std::array<double, 3>& lo, const std::array<double, 3>& hi,
                                double attenuation, int sub);
 
+// The CPU DD projector as a dense row-major matrix (beam.samples() x volume.voxels()), column by column.
+std::vector<double> denseProjector(const CtGeometry& g);
+// Solves the symmetric positive definite system m x = b (n x n, row-major) by Cholesky.
+std::vector<double> denseSolve(std::vector<double> m, std::vector<double> b, int n);
+
 double relativeError(const std::vector<double>& a, const std::vector<double>& ref);  // ||a - ref|| / ||ref||
 ComplexArray toComplex(const std::vector<double>& v);
 std::vector<double> realPart(const ComplexArray& v);

@@ -14,32 +14,10 @@
 #include "recon/ct/fdk.hpp"
 #include "recon/ct/iterative.hpp"
 #include "recon/ct/phantom.hpp"
+#include "recon/session/ct_session.hpp"
 
 namespace recon::ct {
 namespace {
-
-// Solves the symmetric positive definite system m x = b (n x n, row-major) by Cholesky.
-std::vector<double> denseSolve(std::vector<double> m, std::vector<double> b, int n) {
-    for (int j = 0; j < n; ++j) {
-        double d = m[j * n + j];
-        for (int k = 0; k < j; ++k) d -= m[j * n + k] * m[j * n + k];
-        m[j * n + j] = std::sqrt(d);
-        for (int i = j + 1; i < n; ++i) {
-            double v = m[i * n + j];
-            for (int k = 0; k < j; ++k) v -= m[i * n + k] * m[j * n + k];
-            m[i * n + j] = v / m[j * n + j];
-        }
-    }
-    for (int i = 0; i < n; ++i) {
-        for (int k = 0; k < i; ++k) b[i] -= m[i * n + k] * b[k];
-        b[i] /= m[i * n + i];
-    }
-    for (int i = n - 1; i >= 0; --i) {
-        for (int k = i + 1; k < n; ++k) b[i] -= m[k * n + i] * b[k];
-        b[i] /= m[i * n + i];
-    }
-    return b;
-}
 
 struct SmallProblem {
     CtGeometry g = test::fanBeam(8, 12, 10);
@@ -54,15 +32,7 @@ struct SmallProblem {
     std::vector<double> dense(RegularizerKind prior, double lambda) const {
         const int n = int(g.volume.voxels());
         const std::size_t rows = p.size();
-        std::vector<double> a(rows * n);
-        const DdProjector dd(g);
-        ComplexArray e(n), col(rows);
-        for (int v = 0; v < n; ++v) {
-            std::fill(e.begin(), e.end(), cdouble(0));
-            e[v] = 1;
-            dd.forward(e.data(), col.data());
-            for (std::size_t r = 0; r < rows; ++r) a[r * n + v] = col[r].real();
-        }
+        const std::vector<double> a = test::denseProjector(g);
         double mean = 0;
         for (double x : w) mean += x / w.size();
         std::vector<double> m(std::size_t(n) * n, 0.0), b(n, 0.0);
@@ -78,7 +48,7 @@ struct SmallProblem {
         for (int i = 0; i < n; ++i)
             for (std::int64_t k = reg.normal.row_ptr[i]; k < reg.normal.row_ptr[i + 1]; ++k)
                 m[i * n + reg.normal.col[k]] += lambda * s * reg.normal.val[k];
-        return denseSolve(m, b, n);
+        return test::denseSolve(m, b, n);
     }
 };
 
@@ -168,6 +138,34 @@ TEST(CtIterative, BeatsFdkOnTheSparseViewCase) {
                 fdk_q.psnr_db, fdk_q.error_percent, solve.describe().c_str(), it_q.psnr_db, it_q.error_percent);
     EXPECT_GT(it_q.psnr_db, fdk_q.psnr_db + 2.0);
     EXPECT_LT(it_q.error_percent, fdk_q.error_percent - 5.0);
+}
+
+// Normal dose (2·10³ and 10⁴ incident photons per pixel, the ct-2d-lowdose scan), where the
+// quadratic prior lost to FDK: the session's default for a noisy scan (TV, λ from the counts,
+// started from FDK) beats FDK with no λ given. Measured (H100 and CPU alike, 60 iterations):
+// +1.0 dB at both doses; asserted: +0.4 dB and 0.5 points less error.
+TEST(CtIterative, DefaultBeatsFdkAtNormalDose) {
+    for (double photons : {2e3, 1e4}) {
+        CtCase c = ctDemoCase("ct-2d-lowdose");
+        c.photons = photons;
+        auto data = std::make_shared<const CtData>(simulate(c));
+        CtSession session(createCpuBackend(Precision::Single), data);
+        Monitor monitor;
+        const CtResult f = session.fdk({}, monitor);
+        CtSolveOptions o;
+        o.solver = CtSolver::Auto;
+        o.iterative.prior = RegularizerKind::TotalVariation;
+        o.iterative.auto_lambda = true;
+        o.iterations = 60;
+        const CtResult it = session.solve(o, monitor);
+        const ComplexArray truth = test::toComplex(data->truth);
+        const Quality fq = measureQuality(test::toComplex(f.image), truth, false);
+        const Quality iq = measureQuality(test::toComplex(it.image), truth, false);
+        std::printf("ct-2d-lowdose at %g photons: FDK %.2f dB / %.2f %%, %s: %.2f dB / %.2f %%\n", photons, fq.psnr_db,
+                    fq.error_percent, it.description.c_str(), iq.psnr_db, iq.error_percent);
+        EXPECT_GT(iq.psnr_db, fq.psnr_db + 0.4) << photons;
+        EXPECT_LT(iq.error_percent, fq.error_percent - 0.5) << photons;
+    }
 }
 
 }  // namespace

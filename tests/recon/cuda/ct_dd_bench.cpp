@@ -4,7 +4,10 @@
 // on all cores; each GPU row with its error against the CPU (float64 inside) and its
 // adjoint mismatch. Prints rows; not a test.
 //
-//   ct_dd_bench [--sizes 256,512] [--cpu-views N] [--repeat R]
+//   ct_dd_bench [--sizes 256,512] [--cpu-views N] [--repeat R] [--interp both|texture|software] [--no-cpu-timing]
+//
+// --no-cpu-timing skips the CPU's timed runs (minutes at 512^3 on one thread); the CPU still
+// projects the subset on all cores, for the GPU's errors.
 //
 // The CPU runs one view and `--cpu-views` views spread over the scan (a full scan on one
 // CPU thread takes many minutes): their difference gives its seconds per view, the rest is
@@ -37,7 +40,7 @@ namespace {
 struct Size {
     int n, views, columns, rows;
     double voxel_mm, pixel_mm;
-    double astra_fp_s, astra_bp_s;  // issue 18's ASTRA 2.5.0 figures on one H100 (whole calls, not this run)
+    double astra_fp_s, astra_bp_s;  // ASTRA 2.5.0 on one H100, whole calls (docs/CT_PROJECTOR.md; not this run)
 };
 
 CtGeometry clinical(const Size& s, int views) {
@@ -138,7 +141,39 @@ double dot(const std::vector<float>& a, const std::vector<float>& b) {
     return s;
 }
 
-void run(const Size& s, int cpu_views, int repeat) {
+struct Options {
+    int cpu_views = 8, repeat = 3;
+    bool texture = true, software = true, cpu_timing = true;
+};
+
+// What a whole call's transfers cost by themselves: one copy each way of the arrays, pageable
+// (the caller's) and page-locked, and a host copy on the threads the host calls use.
+void transferRow(std::size_t voxels, std::size_t samples) {
+    const std::size_t n = std::max(voxels, samples);
+    std::vector<float> host(n, 1.0f), host2(n, 2.0f);
+    cuda::DeviceBuffer<float> dev(n, "benchmark transfers");
+    float* pinned = nullptr;
+    cuda::check(cudaHostAlloc(&pinned, std::size_t(256) << 20, cudaHostAllocDefault), "benchmark pinned buffer");
+    const std::size_t pn = (std::size_t(256) << 20) / sizeof(float);
+    auto gbps = [](std::size_t floats, double s) { return double(floats) * sizeof(float) / s * 1e-9; };
+    const double h2d_vol = seconds([&] { cuda::check(cudaMemcpy(dev.data(), host.data(), voxels * 4, cudaMemcpyHostToDevice), "h2d"); });
+    const double d2h_proj = seconds([&] { cuda::check(cudaMemcpy(host.data(), dev.data(), samples * 4, cudaMemcpyDeviceToHost), "d2h"); });
+    const double h2d_pin = seconds([&] { cuda::check(cudaMemcpy(dev.data(), pinned, pn * 4, cudaMemcpyHostToDevice), "h2d"); });
+    const double d2h_pin = seconds([&] { cuda::check(cudaMemcpy(pinned, dev.data(), pn * 4, cudaMemcpyDeviceToHost), "d2h"); });
+    const double host_copy = seconds([&] {
+#pragma omp parallel for num_threads(8)
+        for (std::int64_t b = 0; b < std::int64_t(n >> 20); ++b)
+            std::memcpy(host2.data() + (std::size_t(b) << 20), host.data() + (std::size_t(b) << 20), std::size_t(4) << 20);
+    });
+    cudaFreeHost(pinned);
+    std::printf("transfers: volume H2D pageable %.1f ms (%.1f GB/s), projections D2H pageable %.1f ms (%.1f GB/s); "
+                "page-locked H2D %.1f GB/s, D2H %.1f GB/s; host memcpy on 8 threads %.1f GB/s\n",
+                h2d_vol * 1e3, gbps(voxels, h2d_vol), d2h_proj * 1e3, gbps(samples, d2h_proj), gbps(pn, h2d_pin),
+                gbps(pn, d2h_pin), gbps((n >> 20) << 20, host_copy));
+}
+
+void run(const Size& s, const Options& o) {
+    const int cpu_views = o.cpu_views, repeat = o.repeat;
     const CtGeometry full = clinical(s, s.views);
     // The CPU's subset: every (views / cpu_views)-th view of the same scan.
     CtGeometry subset = full;
@@ -163,26 +198,54 @@ void run(const Size& s, int cpu_views, int repeat) {
         const double per_view = cpu_views > 1 ? (t_subset - t_one) / (cpu_views - 1) : t_subset;
         return PerScan{std::max(0.0, t_one - per_view), per_view};
     };
-    const PerScan fp1 = perScan(seconds([&] { cpu_one.project(x.data(), scratch_p.data(), 1); }),
-                                seconds([&] { cpu.project(x.data(), p_cpu.data(), 1); }));
-    const PerScan bp1 = perScan(seconds([&] { cpu_one.backproject(p_cpu.data(), scratch_b.data(), 1); }),
-                                seconds([&] { cpu.backproject(p_cpu.data(), b_cpu.data(), 1); }));
-    const PerScan fpn = perScan(seconds([&] { cpu_one.project(x.data(), scratch_p.data(), 0); }),
-                                seconds([&] { cpu.project(x.data(), scratch_p.data(), 0); }));
-    const PerScan bpn = perScan(seconds([&] { cpu_one.backproject(p_cpu.data(), scratch_b.data(), 0); }),
-                                seconds([&] { cpu.backproject(p_cpu.data(), scratch_b.data(), 0); }));
-    for (int pass = 0; pass < 2; ++pass) {
-        const PerScan& f = pass ? fpn : fp1;
-        const PerScan& b = pass ? bpn : bp1;
-        std::printf("cpu branchless %2d thread(s): projection %.3f s + %.3f s/view = %.1f s per scan; "
-                    "backprojection %.3f s + %.3f s/view = %.1f s per scan\n",
-                    pass ? cores : 1, f.fixed, f.per_view, f.scan(s.views), b.fixed, b.per_view, b.scan(s.views));
+    PerScan fp1{}, bp1{}, fpn{}, bpn{};
+    if (o.cpu_timing) {
+        fp1 = perScan(seconds([&] { cpu_one.project(x.data(), scratch_p.data(), 1); }),
+                      seconds([&] { cpu.project(x.data(), p_cpu.data(), 1); }));
+        bp1 = perScan(seconds([&] { cpu_one.backproject(p_cpu.data(), scratch_b.data(), 1); }),
+                      seconds([&] { cpu.backproject(p_cpu.data(), b_cpu.data(), 1); }));
+        fpn = perScan(seconds([&] { cpu_one.project(x.data(), scratch_p.data(), 0); }),
+                      seconds([&] { cpu.project(x.data(), scratch_p.data(), 0); }));
+        bpn = perScan(seconds([&] { cpu_one.backproject(p_cpu.data(), scratch_b.data(), 0); }),
+                      seconds([&] { cpu.backproject(p_cpu.data(), scratch_b.data(), 0); }));
+        for (int pass = 0; pass < 2; ++pass) {
+            const PerScan& f = pass ? fpn : fp1;
+            const PerScan& b = pass ? bpn : bp1;
+            std::printf("cpu branchless %2d thread(s): projection %.3f s + %.3f s/view = %.1f s per scan; "
+                        "backprojection %.3f s + %.3f s/view = %.1f s per scan\n",
+                        pass ? cores : 1, f.fixed, f.per_view, f.scan(s.views), b.fixed, b.per_view, b.scan(s.views));
+        }
+    } else {
+        cpu.project(x.data(), p_cpu.data(), 0);  // the reference for the GPU's errors only (same bits as one thread)
+        cpu.backproject(p_cpu.data(), b_cpu.data(), 0);
     }
+    transferRow(full.volume.voxels(), std::size_t(s.views) * s.columns * s.rows);
 
     const double voxel_views = double(full.volume.voxels()) * s.views;
     std::printf("%-8s %-4s %10s %10s %9s %10s %10s %10s %10s %10s %10s %10s\n", "interp", "dir", "kernel_ms", "whole_ms",
                 "Gvv/s", "x_cpu1", "x_cpu_all", "x_astra", "err_max", "err_rms", "adj_mism", "");
+    // The chip's rates: 4 texture units per SM, one filtered fetch per clock each; a large
+    // device-to-device copy (bytes read + written).
+    int sms = 0, khz = 0, device = 0;
+    cuda::check(cudaGetDevice(&device), "device");
+    cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "device");
+    cuda::check(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device), "device");
+    const double fetch_rate = 4.0 * sms * khz * 1e3;
+    double copy_rate = 0;
+    {
+        const std::size_t n = std::size_t(1) << 28;
+        cuda::DeviceBuffer<float> a(n, "copy rate"), b(n, "copy rate");
+        cuda::check(cudaMemset(a.data(), 0, n * 4), "copy rate");
+        cuda::check(cudaMemcpy(b.data(), a.data(), n * 4, cudaMemcpyDeviceToDevice), "copy rate");
+        cuda::check(cudaDeviceSynchronize(), "copy rate");
+        const double t = seconds([&] {
+            cuda::check(cudaMemcpy(b.data(), a.data(), n * 4, cudaMemcpyDeviceToDevice), "copy rate");
+            cuda::check(cudaDeviceSynchronize(), "copy rate");
+        });
+        copy_rate = 2.0 * n * 4 / t;
+    }
     for (DdInterpolation interp : {DdInterpolation::Hardware, DdInterpolation::Software}) {
+        if (!(interp == DdInterpolation::Hardware ? o.texture : o.software)) continue;
         const char* name = interp == DdInterpolation::Hardware ? "texture" : "software";
         // Errors against the CPU on the subset.
         cuda::CudaDdProjector sub(subset, interp);
@@ -214,18 +277,33 @@ void run(const Size& s, int cpu_views, int repeat) {
         const double lhs = dot(p_full, ry), rhs = dot(rx, b_full);
         const double mismatch = std::abs(lhs - rhs) / std::abs(lhs);
         auto row = [&](const char* dir, double k, double w, double cpu1, double cpun, double astra, const Errors& e) {
-            std::printf("%-8s %-4s %10.1f %10.1f %9.1f %9.0fx %9.1fx %9.1fx %10.2e %10.2e %10.2e\n", name, dir, k * 1e3,
-                        w * 1e3, voxel_views / k * 1e-9, cpu1 / w, cpun / w, astra / w, e.max_rel,
-                        e.rms_rel, mismatch);
+            char x_cpu1[16] = "-", x_cpun[16] = "-";  // without the CPU's timed runs
+            if (o.cpu_timing) {
+                std::snprintf(x_cpu1, sizeof x_cpu1, "%.0fx", cpu1 / w);
+                std::snprintf(x_cpun, sizeof x_cpun, "%.1fx", cpun / w);
+            }
+            std::printf("%-8s %-4s %10.1f %10.1f %9.1f %10s %10s %9.1fx %10.2e %10.2e %10.2e\n", name, dir, k * 1e3,
+                        w * 1e3, voxel_views / k * 1e-9, x_cpu1, x_cpun, astra / w, e.max_rel, e.rms_rel, mismatch);
         };
         row("FP", kfp, whole_fp, fp1.scan(s.views), fpn.scan(s.views), s.astra_fp_s, efp);
         row("BP", kbp, whole_bp, bp1.scan(s.views), bpn.scan(s.views), s.astra_bp_s, ebp);
-        std::printf("%-8s      kernel-only speed-up vs CPU 1 thread: FP %.0fx, BP %.0fx; vs %d threads: FP %.1fx, BP %.1fx\n",
+        // Against the chip's limits: the projection's bilinear samples (2 (n_v + 1) per column and
+        // slice, rows sharing their boundaries) over the texture units' filtered-fetch rate, and
+        // the bytes each kernel must move (read its input once, write its output once; the
+        // projection also the integral images) over a device-to-device copy's rate.
+        const double samples = 2.0 * (s.rows + 1) * s.columns * double(s.n) * s.views;
+        const double fp_bytes = 4.0 * (double(gpu.voxels()) * 3 + double(gpu.samples()));
+        const double bp_bytes = 4.0 * (double(gpu.samples()) * 3 + double(gpu.voxels()));
+        std::printf("%-8s      limits: FP %.0f G bilinear samples/s = %.0f%% of %.0f G texture fetches/s; device memory "
+                    "FP %.1f%%, BP %.1f%% of %.0f GB/s\n",
+                    name, samples / kfp * 1e-9, 100.0 * samples / kfp / fetch_rate, fetch_rate * 1e-9,
+                    100.0 * fp_bytes / kfp / copy_rate, 100.0 * bp_bytes / kbp / copy_rate, copy_rate * 1e-9);
+        if (o.cpu_timing) std::printf("%-8s      kernel-only speed-up vs CPU 1 thread: FP %.0fx, BP %.0fx; vs %d threads: FP %.1fx, BP %.1fx\n",
                     name, fp1.scan(s.views) / kfp, bp1.scan(s.views) / kbp, cores, fpn.scan(s.views) / kfp,
                     bpn.scan(s.views) / kbp);
     }
-    std::printf("(x_cpu1, x_cpu_all: whole GPU call vs the CPU's seconds per scan of %d views; x_astra: vs issue 18's\n"
-                " ASTRA 2.5.0 whole-call figures on one H100, %.2f s FP and %.2f s BP, not measured in this run;\n"
+    std::printf("(x_cpu1, x_cpu_all: whole GPU call vs the CPU's seconds per scan of %d views; x_astra: vs\n"
+                " ASTRA 2.5.0's whole calls on one H100, %.3f s FP and %.3f s BP (docs/CT_PROJECTOR.md; not this run);\n"
                 " err: GPU vs CPU (float64 inside) on the CPU's views, relative to the largest value / rms; Gvv/s: 1e9\n"
                 " voxel-views per second, kernel-only)\n",
                 s.views, s.astra_fp_s, s.astra_bp_s);
@@ -235,7 +313,7 @@ void run(const Size& s, int cpu_views, int repeat) {
 
 int main(int argc, char** argv) {
     std::vector<int> sizes{256};
-    int cpu_views = 8, repeat = 3;
+    Options o;
     for (int a = 1; a < argc; ++a) {
         const std::string arg = argv[a];
         if (arg == "--sizes" && a + 1 < argc) {
@@ -247,11 +325,18 @@ int main(int argc, char** argv) {
                 p = q + 1;
             }
         } else if (arg == "--cpu-views" && a + 1 < argc) {
-            cpu_views = std::max(1, std::stoi(argv[++a]));
+            o.cpu_views = std::max(1, std::stoi(argv[++a]));
         } else if (arg == "--repeat" && a + 1 < argc) {
-            repeat = std::max(1, std::stoi(argv[++a]));
+            o.repeat = std::max(1, std::stoi(argv[++a]));
+        } else if (arg == "--interp" && a + 1 < argc) {
+            const std::string which = argv[++a];
+            o.texture = which != "software";
+            o.software = which != "texture";
+        } else if (arg == "--no-cpu-timing") {
+            o.cpu_timing = false;
         } else {
-            std::printf("usage: ct_dd_bench [--sizes 256,512] [--cpu-views N] [--repeat R]\n");
+            std::printf("usage: ct_dd_bench [--sizes 256,512] [--cpu-views N] [--repeat R] [--interp both|texture|software] "
+                        "[--no-cpu-timing]\n");
             return arg == "--help" ? 0 : 2;
         }
     }
@@ -262,9 +347,9 @@ int main(int argc, char** argv) {
     }
     std::printf("%s\n", cuda::deviceProps(0).describe().c_str());
     for (int n : sizes) {
-        if (n == 256) run({256, 360, 512, 384, 1.0, 1.6, 1.35, 0.63}, cpu_views, repeat);
-        else if (n == 512) run({512, 720, 1024, 768, 0.5, 0.8, 12.0, 5.0}, cpu_views, repeat);
-        else if (n >= 16) run({n, 360, 2 * n, 3 * n / 2, 256.0 / n, 1.6 * 256.0 / n, 0.0, 0.0}, cpu_views, repeat);
+        if (n == 256) run({256, 360, 512, 384, 1.0, 1.6, 1.080, 0.468}, o);
+        else if (n == 512) run({512, 720, 1024, 768, 0.5, 0.8, 9.49, 3.81}, o);
+        else if (n >= 16) run({n, 360, 2 * n, 3 * n / 2, 256.0 / n, 1.6 * 256.0 / n, 0.0, 0.0}, o);
     }
     return 0;
 }

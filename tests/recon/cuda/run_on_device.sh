@@ -2,7 +2,11 @@
 # The GPU machine's whole check in one script (docs/GPU.md): build the engine with
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
 # benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
-#   tests/recon/cuda/run_on_device.sh [build] [test] [sanitize] [bench] [bench-all] [ct-bench]
+#   tests/recon/cuda/run_on_device.sh [build|build-ct] [test] [sanitize] [bench] [bench-all] [ct-bench] [ct-gpu]
+#                                     [multi-test] [multi-bench]
+# build-ct builds only the CT projector's targets (ct_dd_bench, recon_cuda_tests); ct-gpu runs
+# the CT benchmark without the CPU's timed runs, then the CT tests and memcheck on them.
+# multi-test and multi-bench: the split over several devices (docs/GPU.md, "Several GPUs").
 # Logs and results go to $OUT (default ./out).
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}
@@ -18,12 +22,14 @@ for f in .debs/*.deb; do dpkg -x "$f" /tmp/fftw; done
 export LD_LIBRARY_PATH=/tmp/fftw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export RECONSTUDIO_TUNE_CACHE=$PWD/$B/cuda-tune.txt
 
-if has build; then
+targets="recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench"
+has build-ct && targets="recon_cuda_tests ct_dd_bench"
+if has build || has build-ct; then
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
   nvcc --version | tail -2 | tee -a "$OUT/device.txt"
   cmake -S . -B $B -G Ninja -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF -DRECONSTUDIO_WITH_CUDA=ON \
         -DFFTW_ROOT=/tmp/fftw/usr > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-  cmake --build $B -j16 --target recon_cuda_tests reconstudio-cli ct_dd_bench 2>&1 | tail -n 400 > "$OUT/build.log" \
+  cmake --build $B -j16 --target $targets 2>&1 | tail -n 400 > "$OUT/build.log" \
     || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
   for o in $B/recon/CMakeFiles/recon.dir/cuda/*.cu.o; do
     cuobjdump --dump-resource-usage "$o" 2>/dev/null | grep -E "Function|REG" | paste - - | \
@@ -41,7 +47,7 @@ if has test; then
 fi
 
 if has sanitize; then
-  MEM='CudaCtDd.*:CudaPreconditioner.*:CudaLinop.*:CudaOutOfMemory.*:GpuPriors.*:CudaSense.*:AllMethods/CudaSums.*/3d_odd*:AllMethods/CudaSums.*/2d_odd_nufft*:CudaToeplitz.MatchesNormalOperator2D:CudaToeplitzPaths.AgreeWithTheNormalOperator*:CudaSolver.*:CudaGridding.*:CudaSums.VoxelRanges*'
+  MEM='CudaCtDd.*:CudaPreconditioner.*:CudaLinop.*:CudaOutOfMemory.*:GpuPriors.*:CudaSense.*:AllMethods/CudaSums.*/3d_odd*:AllMethods/CudaSums.*/2d_odd_nufft*:CudaToeplitz.MatchesNormalOperator2D:CudaToeplitzPaths.AgreeWithTheNormalOperator*:CudaSolver.*:CudaGridding.*:CudaSums.VoxelRanges*:CudaSplit.*'
   RACE='CudaCtDd.*:AllMethods/CudaSums.*/2d_odd_exact_fast_f32:AllMethods/CudaSums.*/2d_odd_tune_f32:AllMethods/CudaSums.*/2d_odd_fasttrig_f32:AllMethods/CudaSums.*/2d_odd_nufft_f32:CudaSolver.FollowsTheCpuSolverFloat32:CudaToeplitzPaths.AgreeWithTheNormalOperator3D'
   compute-sanitizer --tool memcheck --leak-check full $T --gtest_filter="$MEM" > "$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | sort | uniq -c
@@ -59,4 +65,28 @@ if has ct-bench; then
   # The branchless CT projector's rows (issue 18): 256^3/360 views and 512^3/720 views.
   $B/tests/recon/cuda/ct_dd_bench --sizes 256 --cpu-views 4 2>&1 | tee "$OUT/ct-bench.txt"
   $B/tests/recon/cuda/ct_dd_bench --sizes 512 --cpu-views 2 2>&1 | tee -a "$OUT/ct-bench.txt"
+fi
+if has ct-gpu; then
+  $B/tests/recon/cuda/ct_dd_bench --sizes 512 --cpu-views 1 --no-cpu-timing 2>&1 | tee "$OUT/ct-gpu.txt"
+  $B/tests/recon/cuda/ct_dd_bench --sizes 256 --cpu-views 2 --no-cpu-timing 2>&1 | tee -a "$OUT/ct-gpu.txt"
+  $T --gtest_filter='CudaCt*' > "$OUT/ct-tests.log" 2>&1; grep -E "PASSED|FAILED|OK \]|SKIPPED" "$OUT/ct-tests.log"
+  compute-sanitizer --tool memcheck --leak-check full $T --gtest_filter='CudaCtDd.*' > "$OUT/ct-memcheck.log" 2>&1
+  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$OUT/ct-memcheck.log" | sort | uniq -c
+fi
+if has multi-test; then
+  # Issue 20's split over devices alone: its tests, then memcheck of those without the session solve
+  # (logical devices on one GPU where only one exists).
+  $T --gtest_filter='CudaSplit.*' > "$OUT/multi-test.log" 2>&1
+  echo "multi-test exit $?"; grep -E "^\[  (PASSED|FAILED) |^\[ +(OK|FAILED) +\]" "$OUT/multi-test.log"
+  compute-sanitizer --tool memcheck --leak-check full $T --gtest_filter='CudaSplit.*-CudaSplit.Session*' \
+    > "$OUT/multi-memcheck.log" 2>&1
+  echo "multi memcheck exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED" "$OUT/multi-memcheck.log" | sort | uniq -c
+fi
+if has multi-bench; then
+  # SENSE 8 and 32 coils at 128^3 and GPU.Multi on 1..4 devices: every GPU when there are several,
+  # else four logical devices of GPU 0 (docs/GPU.md, "Several GPUs").
+  $B/tests/recon/cuda/multi_gpu_bench --sizes 128 --coils 8,32 2>"$OUT/multi-bench.err" | tee "$OUT/multi-bench.txt"
+  if [ -n "${MULTI_BENCH_256:-}" ]; then  # the 256^3 rows too (about a minute more on one H100)
+    $B/tests/recon/cuda/multi_gpu_bench --sizes 256 --coils 8 --no-multi 2>>"$OUT/multi-bench.err" | tee -a "$OUT/multi-bench.txt"
+  fi
 fi

@@ -1,5 +1,6 @@
 // The sparse priors on the GPU: the prox kernels and the group l1 norm against the CPU
-// backend, the TV and wavelet operators, and an ADMM solve, all within float32 tolerance.
+// backend, the TV and wavelet operators, an ADMM solve and FISTA's and POGM's wavelet solves, all
+// within float32 tolerance.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -77,4 +78,26 @@ TEST(GpuPriors, SessionTotalVariationMatchesTheCpu) {
     EXPECT_LT(relativeError(rg.image, rc.image), 2e-3);
     EXPECT_NEAR(rg.history.back().cost(), rc.history.back().cost(), 1e-3 * rc.history.back().cost());
     EXPECT_NEAR(measureQuality(rg.image, d->truth, false).psnr_db, measureQuality(rc.image, d->truth, false).psnr_db, 0.05);
+}
+
+// The wavelet prior's proximal gradient solves (the shifts drawn on the host: the same on both).
+TEST(GpuPriors, SessionWaveletFistaAndPogmMatchTheCpu) {
+    const std::shared_ptr<Dataset> d = simulate(demoCase("small-2d"));
+    for (SparseSolver solver : {SparseSolver::Fista, SparseSolver::Pogm}) {
+        SolveOptions o;
+        o.regularizer = RegularizerKind::Wavelet;
+        o.lambda = defaultSparseLambda(o.regularizer);
+        o.sparse_solver = solver;
+        o.iterations = 100;
+        ReconstructionSession sg(gpu(Precision::Single));
+        sg.setDataset(d);
+        ReconstructionSession sc(createCpuBackend(Precision::Double));
+        sc.setDataset(d);
+        const SolveResult rg = sg.solve(o), rc = sc.solve(o);
+        EXPECT_EQ(rg.solver, toString(solver));
+        EXPECT_LT(relativeError(rg.image, rc.image), 2e-3) << toString(solver);
+        EXPECT_NEAR(rg.history.back().cost(), rc.history.back().cost(), 1e-3 * rc.history.back().cost()) << toString(solver);
+        EXPECT_NEAR(measureQuality(rg.image, d->truth, false).psnr_db, measureQuality(rc.image, d->truth, false).psnr_db, 0.05)
+            << toString(solver);
+    }
 }

@@ -229,7 +229,9 @@ TEST(Ismrmrd, NoiseAcquisitionsBecomeTheDatasetsNoiseAndWhitenIt) {
     EXPECT_NEAR(std::abs(psi(1, 0) / psi(0, 0) - mix(1, 0) * std::conj(mix(0, 0)) / std::norm(mix(0, 0))), 0.0, 0.06);
 }
 
-TEST(Ismrmrd, SeveralSlicesAreRefusedByName) {
+// Several slices are frames (test_ismrmrd_frames.cpp): readDataset asks which one; cardiac
+// phases are not frames and are refused by name.
+TEST(Ismrmrd, SeveralSlicesNeedAFrameAndCardiacPhasesAreRefusedByName) {
     ScratchDir dir;
     const std::string path = dir.file("slices.h5");
     {
@@ -237,11 +239,24 @@ TEST(Ismrmrd, SeveralSlicesAreRefusedByName) {
         ISMRMRD::Dataset file(path.c_str(), "dataset", false);
         ISMRMRD::Acquisition acq(4, kCoils, 2);
         acq.idx().slice = 3;
+        for (int i = 0; i < 4; ++i) {  // what ISMRMRD leaves in a new acquisition is not defined
+            for (int c = 0; c < kCoils; ++c) acq.data(std::uint16_t(i), std::uint16_t(c)) = 0;
+            for (int a = 0; a < 2; ++a) acq.traj(std::uint16_t(a), std::uint16_t(i)) = 0;
+        }
         file.appendAcquisition(acq);
     }
     InputSpec spec;
     spec.input = path;
-    EXPECT_THROW_MESSAGE(readDataset(spec), InputError, "slices.h5", "acquisition 65", "several slices");
+    EXPECT_THROW_MESSAGE(readDataset(spec), InputError, "slices.h5", "2 frames (2 slices)", "--frame K (0 to 1)");
+    spec.frame = 0;
+    EXPECT_EQ(readDataset(spec)->samples(), std::size_t(kSpokes * kReadout));
+    {
+        ISMRMRD::Dataset file(path.c_str(), "dataset", false);
+        ISMRMRD::Acquisition acq(4, kCoils, 2);
+        acq.idx().phase = 1;
+        file.appendAcquisition(acq);
+    }
+    EXPECT_THROW_MESSAGE(readDataset(spec), InputError, "slices.h5", "acquisition 66", "several cardiac phases");
 }
 
 TEST(Ismrmrd, CartesianDataAreRefusedByName) {

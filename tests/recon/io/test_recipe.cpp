@@ -105,6 +105,31 @@ TEST(Recipe, BadInputNamesFileAndField) {
     EXPECT_FALSE(parseRecipe(R"({"reconstudio_recipe": 1})", "a.json").coil_maps.has_value());
 }
 
+// "lambda": "auto" (chosen per data set): read, written back, overridden and hashed like a number.
+TEST(Recipe, LambdaAutoRoundTrips) {
+    io::Recipe r = io::parseRecipe(R"({"reconstudio_recipe": 1, "regularizer": "tv", "lambda": "auto"})", "auto.json");
+    EXPECT_TRUE(r.lambda_auto);
+    EXPECT_FALSE(r.lambda);
+    const std::string text = io::recipeToJson(r);
+    EXPECT_NE(text.find("\"lambda\": \"auto\""), std::string::npos) << text;
+    const io::Recipe back = io::parseRecipe(text, "written.json");
+    EXPECT_TRUE(back.lambda_auto);
+    EXPECT_EQ(io::recipeHash(back), io::recipeHash(r));
+    // A number per data set replaces auto, and auto a number; either way the hash changes.
+    io::Recipe fixed = r;
+    io::applyOverride(fixed, "lambda", "0.5", "m.csv row 2");
+    EXPECT_FALSE(fixed.lambda_auto);
+    EXPECT_DOUBLE_EQ(*fixed.lambda, 0.5);
+    EXPECT_NE(io::recipeHash(fixed), io::recipeHash(r));
+    io::applyOverride(fixed, "lambda", "auto", "m.csv row 3");
+    EXPECT_TRUE(fixed.lambda_auto);
+    EXPECT_FALSE(fixed.lambda);
+    EXPECT_EQ(io::recipeHash(fixed), io::recipeHash(r));
+    EXPECT_THROW_MESSAGE(io::parseRecipe(R"({"reconstudio_recipe": 1, "lambda": "Auto"})", "a.json"), InputError, "'lambda'",
+                         "a number or \"auto\"");
+    EXPECT_THROW_MESSAGE(io::applyOverride(fixed, "lambda", "automatic", "m.csv row 4"), InputError, "m.csv row 4", "'lambda'");
+}
+
 TEST(Recipe, MissingFileIsNamed) {
     EXPECT_THROW_MESSAGE(io::readRecipe("/nonexistent/r.json"), InputError, "/nonexistent/r.json");
 }

@@ -1,0 +1,44 @@
+// The Toeplitz embedding's product on the CPU: y = crop_N(IFFT_2N(spectrum .* FFT_2N(pad_N(x)))),
+// unnormalised (the spectrum carries any scale), on a grid of N per axis embedded in 2N.
+//
+// Pruned: the padded input is zero outside [0, N) on every axis and only [0, N) of the
+// output is kept, so the forward transform runs along x on the lines whose other indices
+// are below N, then along y on the lines of the non-zero z planes, and only the slowest
+// axis on every line; the inverse runs in the reverse order, cropping as early. In 3D
+// that is 14 N^3 points per transform instead of 24 N^3, and the 2N grid is kept only for
+// the N non-zero slabs of the slowest axis (half the memory).
+// Fused: the slowest axis's forward transform, the product with the spectrum and its
+// inverse run on a few columns at a time in a small per-thread buffer (FFTW's guru
+// interface, one plan for all tiles), so that stage reads and writes the half grid once
+// and the spectrum (stored tile by tile) once, instead of three passes over the whole grid.
+#pragma once
+
+#include <complex>
+#include <memory>
+#include <vector>
+
+#include "recon/core/types.hpp"
+
+namespace recon {
+
+template <class T>
+class PaddedConvolution {
+public:
+    // `spectrum`: on g.doubled(), x fastest. `tile_columns`: columns of the fused stage per
+    // tile (0: chosen to fit the cache; tests set it to exercise a remainder).
+    PaddedConvolution(const Grid& g, const std::vector<std::complex<T>>& spectrum, int tile_columns = 0);
+    ~PaddedConvolution();
+    PaddedConvolution(const PaddedConvolution&) = delete;
+    PaddedConvolution& operator=(const PaddedConvolution&) = delete;
+
+    // x and y on g (may be the same array). Not for concurrent calls on one object.
+    void apply(const std::complex<T>* x, std::complex<T>* y) const;
+    // The spectrum as given (on g.doubled(), x fastest).
+    std::vector<std::complex<T>> spectrum() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace recon

@@ -1,0 +1,225 @@
+// Benchmark rows of the work split over several devices (issue 20; not a test: prints figures).
+//   multi_gpu_bench [--sizes 128,256] [--coils 8,32] [--devices LIST] [--iterations 60]
+// LIST: the devices of the largest row; rows run on its first 1, 2, ... entries. Default: every
+// visible GPU when there are several, else 0,0,0,0 (four logical devices of GPU 0, each a
+// backend on a stream of its own). On one GPU the logical devices share its SMs, so the
+// speed-up cannot exceed 1: the rows then show what the split costs (copies, the sum on the
+// home device, threads), not what several GPUs gain. The same command on a machine with
+// several GPUs gives the real rows.
+//  - SENSE: the paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), synthetic
+//    smooth coil maps, data from the GPU NUFFT; whole reconstruction as the session runs it
+//    (F^H d per coil, Q, the split's kernel copies, 60 CG iterations, image to host), the CG
+//    loop alone, and the communication per CG iteration (the slowest device's copies + the sum).
+//  - GPU.Multi: F^H d of the 128^3 case with the voxels split (host arrays in and out).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "recon/backend/backend.hpp"
+#include "recon/cuda/cuda_backend.hpp"
+#include "recon/phantom/shepp_logan.hpp"
+#include "recon/session/reconstruction.hpp"
+#include "recon/trajectory/trajectories.hpp"
+
+using namespace recon;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::vector<int> parseList(const std::string& s) {
+    std::vector<int> v;
+    std::stringstream in(s);
+    std::string item;
+    while (std::getline(in, item, ',')) v.push_back(std::stoi(item));
+    return v;
+}
+
+double relDiff(const ComplexArray& a, const ComplexArray& b) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        num += std::norm(a[i] - b[i]);
+        den += std::norm(b[i]);
+    }
+    return den > 0 ? std::sqrt(num / den) : 0;
+}
+
+// Smooth coil maps: Gaussian bumps on a ring around the object (alternating heights along z),
+// each with its own phase. Enough for timing: the split does not depend on the maps' values.
+ComplexArray ringMaps(const Grid& g, int coils) {
+    ComplexArray maps(std::size_t(coils) * g.voxels());
+    for (int c = 0; c < coils; ++c) {
+        const double a = 2 * M_PI * c / coils, cx = 0.35 * std::cos(a), cy = 0.35 * std::sin(a), cz = (c % 2 ? 0.15 : -0.15);
+        const cdouble phase = std::polar(1.0, 0.7 * c);
+        for (int z = 0; z < g.n[2]; ++z)
+            for (int y = 0; y < g.n[1]; ++y)
+                for (int x = 0; x < g.n[0]; ++x) {
+                    const double dx = (x - g.n[0] / 2) / double(g.n[0]) - cx, dy = (y - g.n[1] / 2) / double(g.n[1]) - cy,
+                                 dz = (z - g.n[2] / 2) / double(g.n[2]) - cz;
+                    const std::size_t i = (std::size_t(z) * g.n[1] + y) * g.n[0] + x;
+                    maps[std::size_t(c) * g.voxels() + i] = phase * std::exp(-(dx * dx + dy * dy + dz * dz) / (2 * 0.3 * 0.3));
+                }
+    }
+    return maps;
+}
+
+std::shared_ptr<Backend> cudaBackend(int device) {
+    std::string why;
+    std::shared_ptr<Backend> b = createCudaBackend(Precision::Single, device, &why);
+    if (!b) throw Error("GPU " + std::to_string(device) + ": " + why);
+    return b;
+}
+
+// Devices for a row: the first `n` of `list`; the first entry is `home`.
+std::vector<SplitDevice> devicesFor(const std::shared_ptr<Backend>& home, const std::vector<int>& list, std::size_t n) {
+    std::vector<SplitDevice> d{{home, "GPU " + std::to_string(list[0])}};
+    for (std::size_t i = 1; i < n; ++i) d.push_back({cudaBackend(list[i]), "GPU " + std::to_string(list[i])});
+    return d;
+}
+
+std::string describe(const std::vector<int>& list, std::size_t n) {
+    std::string s = "{";
+    for (std::size_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(list[i]);
+    return s + "}";
+}
+
+void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int>& list, int iterations) {
+    const Grid grid = Grid::cube(3, n);
+    const double f = n / 128.0;
+    const double m = 284592 * f * f * f;
+    const int readout = std::max(8, int(std::lround(112 * f)));
+    Trajectory traj = radial3D(n, int(std::ceil(m / readout)), readout);
+    traj.k.resize(3 * std::size_t(std::llround(m)));
+    const ComplexArray truth = Phantom::sheppLogan3D().image(grid, 2);
+    std::shared_ptr<Backend> home = cudaBackend(list[0]);
+    const FourierMethod nufft{"nufft", 1e-6};
+    for (int coils : coil_counts) {
+        std::fprintf(stderr, "SENSE %d^3, %d coils: data...\n", n, coils);
+        auto data = std::make_shared<Dataset>();
+        data->name = "bench";
+        data->grid = grid;
+        data->trajectory = traj;
+        data->coils = coils;
+        data->basis = BasisFunction::Point;
+        data->truth = truth;
+        CoilMaps maps;
+        maps.maps = ringMaps(grid, coils);
+        maps.coils = coils;
+        maps.mask.assign(grid.voxels(), 1);
+        maps.source = "ring of Gaussian bumps";
+        data->kspace.resize(std::size_t(coils) * traj.samples());
+        for (int c = 0; c < coils; ++c) {
+            ComplexArray weighted(grid.voxels()), out;
+            for (std::size_t i = 0; i < weighted.size(); ++i) weighted[i] = maps.maps[std::size_t(c) * grid.voxels() + i] * truth[i];
+            home->forwardSum(traj, weighted, SampleGrid::image(grid), out, nufft);
+            std::copy(out.begin(), out.end(), data->kspace.begin() + std::ptrdiff_t(std::size_t(c) * traj.samples()));
+        }
+        SolveOptions o;
+        o.iterations = iterations;
+        o.lambda = 0.02;
+        o.snapshot_every = 0;
+        o.method = {"nufft", kDefaultNufftTolerance};
+        o.coil_combination = CoilCombination::Sense;
+        double t1 = 0;
+        ComplexArray image1;
+        for (std::size_t d = 0; d <= list.size(); ++d) {
+            const std::size_t devices = std::max<std::size_t>(d, 1);  // d = 0: an untimed warm-up on one device
+            ReconstructionSession session(home);
+            session.setDataset(data);
+            session.setCoilMaps(maps);
+            session.setSenseDevices(devicesFor(home, list, devices));
+            const auto t0 = Clock::now();
+            const SolveResult r = session.solve(o);
+            const double whole = since(t0);
+            if (d == 0) continue;
+            if (d == 1) {
+                t1 = whole;
+                image1 = r.complex_image;
+            }
+            const double speedup = t1 / whole;
+            std::printf("SENSE %4d^3 %3d coils  %-10s  whole %8.3f s  CG %8.3f s (%6.2f ms/it)  comm/it %7.3f ms (%4.1f %% of an it)"
+                        "  speed-up %5.2f  efficiency %5.2f  image vs 1 device %.1e\n",
+                        n, coils, describe(list, devices).c_str(), whole, r.seconds, 1e3 * r.seconds / iterations,
+                        1e3 * r.communication_seconds, 100 * r.communication_seconds / (r.seconds / iterations), speedup,
+                        speedup / double(devices), relDiff(r.complex_image, image1));
+            std::fflush(stdout);
+        }
+    }
+}
+
+void multiRows(const std::vector<int>& list) {
+    const int n = 128;
+    const Grid grid = Grid::cube(3, n);
+    Trajectory traj = radial3D(n, 2541, 112);
+    traj.k.resize(3 * std::size_t(284592));
+    const ComplexArray data = Phantom::sheppLogan3D().kspace(traj, grid);
+    const std::vector<std::complex<float>> c(data.begin(), data.end());
+    const SampleGrid sg = SampleGrid::image(grid);
+    double t1 = 0;
+    std::vector<std::complex<float>> one;
+    for (std::size_t d = 1; d <= list.size(); ++d) {
+        const std::vector<int> devices(list.begin(), list.begin() + std::ptrdiff_t(d));
+        std::vector<std::complex<float>> out;
+        cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices);  // contexts, tuning cache
+        const auto t0 = Clock::now();
+        cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices);
+        const double s = since(t0);
+        if (d == 1) {
+            t1 = s;
+            one = out;
+        }
+        const ComplexArray a(out.begin(), out.end()), b(one.begin(), one.end());
+        std::printf("GPU.Multi F^H d 128^3 M=284592  %-10s  %8.3f s  speed-up %5.2f  efficiency %5.2f  vs 1 device %.1e\n",
+                    describe(list, d).c_str(), s, t1 / s, t1 / s / double(d), relDiff(a, b));
+        std::fflush(stdout);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        std::vector<int> sizes{128}, coils{8, 32}, list;
+        int iterations = 60;
+        bool multi = true;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            auto value = [&]() -> std::string {
+                if (i + 1 >= argc) throw InputError(a + " needs a value");
+                return argv[++i];
+            };
+            if (a == "--sizes") sizes = parseList(value());
+            else if (a == "--coils") coils = parseList(value());
+            else if (a == "--devices") list = parseList(value());
+            else if (a == "--iterations") iterations = std::stoi(value());
+            else if (a == "--no-multi") multi = false;
+            else throw InputError("unknown option " + a + " (--sizes, --coils, --devices, --iterations, --no-multi)");
+        }
+        const int visible = cudaDeviceCount();
+        if (visible == 0) {
+            std::printf("no GPU: nothing to measure\n");
+            return 0;
+        }
+        if (list.empty()) {
+            for (int d = 0; d < visible; ++d) list.push_back(d);
+            if (visible == 1) list = {0, 0, 0, 0};
+        }
+        for (int d : list)
+            if (d < 0 || d >= visible) throw InputError("--devices: GPU " + std::to_string(d) + " does not exist");
+        std::printf("%s; devices %s%s\n", cudaBackend(0)->info().describe().c_str(), describe(list, list.size()).c_str(),
+                    std::count(list.begin(), list.end(), list[0]) > 1
+                        ? " (repeated: logical devices sharing one GPU; speed-up <= 1 shows the split's overhead)"
+                        : "");
+        for (int n : sizes) senseRows(n, coils, list, iterations);
+        if (multi) multiRows(list);
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "multi_gpu_bench: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,164 @@
+// The pruned, fused Toeplitz product (recon/nufft/padded_convolution) against two references:
+// the plain one (whole 2N-grid FFTs, product, whole inverse, crop) and, on small grids, the
+// circular convolution summed term by term.
+#include <fftw3.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+
+#include "recon/nufft/fft.hpp"
+#include "recon/nufft/fftw_planner.hpp"
+#include "recon/nufft/padded_convolution.hpp"
+#include "tests/recon/test_support.hpp"
+
+namespace recon {
+namespace {
+
+using test::randomComplex;
+using test::relativeError;
+
+template <class T>
+std::vector<std::complex<T>> toPrecision(const ComplexArray& a) {
+    return std::vector<std::complex<T>>(a.begin(), a.end());
+}
+template <class T>
+ComplexArray toDouble(const std::vector<std::complex<T>>& a) {
+    return ComplexArray(a.begin(), a.end());
+}
+
+// pad -> whole FFT -> product -> whole inverse FFT -> crop, in precision T.
+template <class T>
+ComplexArray fullProduct(const Grid& g, const std::vector<std::complex<T>>& spectrum, const ComplexArray& x) {
+    const Grid big = g.doubled();
+    std::vector<std::complex<T>> w(big.voxels());
+    for (int z = 0; z < g.n[2]; ++z)
+        for (int y = 0; y < g.n[1]; ++y)
+            for (int i = 0; i < g.n[0]; ++i) w[big.index(i, y, z)] = std::complex<T>(x[g.index(i, y, z)]);
+    FftPlan<T>(big.n, g.dims, FftDirection::Forward).execute(w.data());
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] *= spectrum[i];
+    FftPlan<T>(big.n, g.dims, FftDirection::Backward).execute(w.data());
+    ComplexArray y(g.voxels());
+    for (int z = 0; z < g.n[2]; ++z)
+        for (int yy = 0; yy < g.n[1]; ++yy)
+            for (int i = 0; i < g.n[0]; ++i) y[g.index(i, yy, z)] = cdouble(w[big.index(i, yy, z)]);
+    return y;
+}
+
+// y_n = sum_m kernel[(n - m) mod 2N] x_m: what IFFT(FFT(kernel)/size .* FFT(pad x)) computes.
+ComplexArray circularConvolution(const Grid& g, const ComplexArray& kernel, const ComplexArray& x) {
+    const Grid big = g.doubled();
+    ComplexArray y(g.voxels());
+    for (int z = 0; z < g.n[2]; ++z)
+        for (int yy = 0; yy < g.n[1]; ++yy)
+            for (int i = 0; i < g.n[0]; ++i) {
+                cdouble acc = 0;
+                for (int mz = 0; mz < g.n[2]; ++mz)
+                    for (int my = 0; my < g.n[1]; ++my)
+                        for (int mx = 0; mx < g.n[0]; ++mx) {
+                            const int dx = (i - mx + big.n[0]) % big.n[0], dy = (yy - my + big.n[1]) % big.n[1],
+                                      dz = (z - mz + big.n[2]) % big.n[2];
+                            acc += kernel[big.index(dx, dy, dz)] * x[g.index(mx, my, mz)];
+                        }
+                y[g.index(i, yy, z)] = acc;
+            }
+    return y;
+}
+
+template <class T>
+void checkGrid(const Grid& g, int tile_columns, double tolerance, bool brute) {
+    const Grid big = g.doubled();
+    const ComplexArray kernel = randomComplex(big.voxels(), 3), x = randomComplex(g.voxels(), 4);
+    std::vector<std::complex<T>> spectrum = toPrecision<T>(kernel);
+    FftPlan<T>(big.n, g.dims, FftDirection::Forward).execute(spectrum.data());
+    for (auto& v : spectrum) v *= T(1.0 / double(big.voxels()));
+    PaddedConvolution<T> product(g, spectrum, tile_columns);
+    const std::vector<std::complex<T>> xt = toPrecision<T>(x);
+    std::vector<std::complex<T>> y(g.voxels(), std::complex<T>(7));
+    product.apply(xt.data(), y.data());
+    const ComplexArray pruned = toDouble(y), full = fullProduct<T>(g, spectrum, x);
+    const std::string what = g.describe() + (std::is_same_v<T, float> ? " float" : " double") + ", tiles of " + std::to_string(tile_columns);
+    EXPECT_LT(relativeError(pruned, full), tolerance) << what;
+    if (brute) EXPECT_LT(relativeError(pruned, circularConvolution(g, kernel, x)), tolerance) << what;
+    // A second product reuses the work buffers: nothing of the first may leak into it.
+    const ComplexArray x2 = randomComplex(g.voxels(), 5);
+    const std::vector<std::complex<T>> x2t = toPrecision<T>(x2);
+    product.apply(x2t.data(), y.data());
+    EXPECT_LT(relativeError(toDouble(y), fullProduct<T>(g, spectrum, x2)), tolerance) << what << ", second product";
+    EXPECT_LT(relativeError(toDouble(product.spectrum()), toDouble(spectrum)), 1e-15) << what << ", spectrum kept";
+}
+
+TEST(PaddedConvolution, EqualsTheFullProduct2D) {
+    for (Grid g : {Grid::make2D(7, 6), Grid::make2D(16, 16), Grid::make2D(37, 21)})
+        for (int tiles : {0, 3, 8}) {
+            checkGrid<double>(g, tiles, 1e-13, g.voxels() < 1000);
+            checkGrid<float>(g, tiles, 2e-6, g.voxels() < 1000);
+        }
+}
+
+TEST(PaddedConvolution, EqualsTheFullProduct3D) {
+    for (Grid g : {Grid::make3D(5, 6, 7), Grid::make3D(8, 8, 8), Grid::make3D(13, 10, 9)})
+        for (int tiles : {0, 5}) {
+            checkGrid<double>(g, tiles, 1e-13, g.voxels() < 400);
+            checkGrid<float>(g, tiles, 2e-6, g.voxels() < 400);
+        }
+    checkGrid<float>(Grid::cube(3, 32), 0, 2e-6, false);  // several tiles of the default width
+}
+
+// Measured plans kept as wisdom: a first plan writes the file, a new process (here: the folder
+// read again) finds its plans there, a damaged file is ignored with a note and replaced, and
+// an empty folder name plans by estimate without files.
+TEST(FftWisdom, SavedReadAndDamagedFileReplaced) {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / ("reconstudio-wisdom-test-" + std::to_string(::getpid()));
+    fs::remove_all(folder);
+    auto use = [](const std::string& f) {
+        std::lock_guard<std::mutex> lock(fftw::plannerMutex());
+        fftw::useWisdomFolder(f);
+    };
+    auto text = [](const fs::path& p) {
+        std::ifstream in(p, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    use(folder.string());
+    EXPECT_EQ(fftw::planningFlags(64), unsigned(FFTW_MEASURE));
+    EXPECT_EQ(fftw::planningFlags(fftw::kMeasureLimit + 1), unsigned(FFTW_ESTIMATE)) << "too large to measure";
+    const fs::path f32 = fftw::wisdomPath(true);
+    EXPECT_EQ(f32.parent_path(), folder);
+    { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
+    ASSERT_TRUE(fs::exists(f32)) << f32;
+    const std::string saved = text(f32);
+    EXPECT_NE(saved.find("fftw"), std::string::npos) << saved.substr(0, 200);
+    // Read back: the same plan adds nothing, so the file is not rewritten.
+    use(folder.string());
+    const auto written = fs::last_write_time(f32);
+    { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
+    EXPECT_EQ(text(f32), saved);
+    EXPECT_EQ(fs::last_write_time(f32), written);
+    // Damaged: a note, no failure, and the next plan writes a good file over it.
+    { std::ofstream(f32, std::ios::binary) << "(fftw-3.3.10 fftwf_wisdom #x1234 (garbage"; }
+    testing::internal::CaptureStderr();
+    use(folder.string());
+    const std::string note = testing::internal::GetCapturedStderr();
+    EXPECT_NE(note.find("damaged"), std::string::npos) << note;
+    EXPECT_NE(note.find(f32.string()), std::string::npos) << note;
+    { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
+    EXPECT_NE(text(f32).find("fftwf_wisdom"), std::string::npos);
+    EXPECT_EQ(text(f32).find("garbage"), std::string::npos);
+    for (const auto& e : fs::directory_iterator(folder)) EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+    // Disabled: estimate, and no file written.
+    use("");
+    EXPECT_EQ(fftw::planningFlags(64), unsigned(FFTW_ESTIMATE));
+    fs::remove_all(folder);
+    { FftPlan<float> plan({30, 18, 1}, 2, FftDirection::Forward); }
+    EXPECT_FALSE(fs::exists(folder));
+    use(fftw::wisdomFolder());  // as the environment asks, for the tests that follow
+    fs::remove_all(folder);
+}
+
+}  // namespace
+}  // namespace recon
