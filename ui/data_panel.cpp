@@ -7,8 +7,11 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 
+#include <algorithm>
+
 #include "recon/core/errors.hpp"
 #include "recon/ct/fdk.hpp"
+#include "ui/coil_map_view_model.hpp"
 #include "ui/reconstruction_controller.hpp"
 
 namespace studio {
@@ -26,6 +29,11 @@ DataPanel::DataPanel(ReconstructionController* controller, QWidget* parent)
     add(tr("Samples"));
     add(tr("Trajectory"));
     add(tr("Coils"));
+    add(tr("Virtual coils"), tr("Coil compression (PCA): the data's strongest singular vectors across coils, "
+                                "and the fraction of the energy they keep."));
+    add(tr("Prewhitening"), tr("Noise prewhitening with the covariance of the data set's noise scan "
+                               "(Cholesky): the coils then have unit, uncorrelated noise."));
+    add(tr("Coil maps"), tr("The sensitivities SENSE used (the Coil maps tab shows them)."));
     add(tr("Also has"));
     add(tr("Device"));
     add(tr("Memory needed"), tr("Image vectors, Q on the 2N grid and NUFFT grids at the chosen precision "
@@ -47,6 +55,7 @@ DataPanel::DataPanel(ReconstructionController* controller, QWidget* parent)
     connect(controller_, &ReconstructionController::backendChanged, this, &DataPanel::refresh);
     connect(controller_, &ReconstructionController::settingsChanged, this, &DataPanel::refresh);
     connect(controller_, &ReconstructionController::jobFinished, this, &DataPanel::refresh);  // CT's s
+    connect(controller_, &ReconstructionController::coilMapsChanged, this, &DataPanel::refresh);
     refresh();
 }
 
@@ -119,7 +128,7 @@ void DataPanel::refresh() {
     }
     if (!controller_->hasDataset()) {
         for (const QString& f : {tr("Data set"), tr("Source"), tr("Matrix"), tr("Samples"), tr("Trajectory"),
-                                 tr("Coils"), tr("Also has"), tr("Memory needed"), tr("k units"), tr("Basis phi"),
+                                 tr("Coils"), tr("Virtual coils"), tr("Prewhitening"), tr("Coil maps"), tr("Also has"), tr("Memory needed"), tr("k units"), tr("Basis phi"),
                                  tr("lambda scale")})
             fields_[f]->setText(QStringLiteral("-"));
         return;
@@ -139,6 +148,7 @@ void DataPanel::refresh() {
             : locale.toString(s.samples));
     fields_[tr("Trajectory")]->setText(s.trajectory_kind.isEmpty() ? tr("unknown") : s.trajectory_kind);
     fields_[tr("Coils")]->setText(QString::number(s.coils));
+    showCoilProcessing();
     QStringList extras;
     if (s.has_truth) extras << tr("truth");
     if (s.has_reference) extras << tr("anatomical reference");
@@ -155,8 +165,38 @@ void DataPanel::refresh() {
     fields_[tr("lambda scale")]->setText(tr("s = Q(0) = sum |phi|^2 = %1").arg(s.lambda_scale, 0, 'g', 5));
 }
 
+void DataPanel::showCoilProcessing() {
+    const DatasetSummary& s = controller_->summary();
+    const QLocale locale = QLocale::c();
+    const auto& prep = controller_->coilPreparation();
+    fields_[tr("Virtual coils")]->setText(
+        prep && prep->virtual_coils > 0
+            ? tr("%1 of %2 coils (PCA), %3 % of the energy kept").arg(prep->virtual_coils).arg(prep->coils).arg(100 * prep->kept_energy, 0, 'f', 2)
+        : s.coils > 1 ? tr("none: the %1 coils as they are").arg(s.coils)
+                      : tr("none (one coil)"));
+    fields_[tr("Prewhitening")]->setText(
+        s.noise_samples > 0 ? tr("yes: noise covariance from %1 noise samples per coil").arg(locale.toString(s.noise_samples))
+                            : tr("no: the data set has no noise scan"));
+    const recon::CoilMaps* maps = controller_->coilMaps().get();
+    const bool sense = controller_->settings().coil_combination == recon::CoilCombination::Sense;
+    QString text;
+    if (s.coils < 2) {
+        text = tr("none (one coil)");
+    } else if (maps) {
+        text = tr("%1; mask %2 of %3 voxels%4")
+                   .arg(describeCoilMapSource(maps->source))
+                   .arg(locale.toString(qint64(std::count(maps->mask.begin(), maps->mask.end(), std::uint8_t(1)))))
+                   .arg(locale.toString(qint64(maps->mask.size())))
+                   .arg(sense ? QString() : tr(" (the last SENSE solve's; sum of squares is chosen now)"));
+    } else {
+        text = sense ? tr("%1, estimated at the next solve").arg(QString::fromStdString(recon::toString(controller_->settings().coil_maps)))
+                     : tr("none: sum of squares needs no maps");
+    }
+    fields_[tr("Coil maps")]->setText(text);
+}
+
 void DataPanel::showRows(bool ct) {
-    const QStringList mr_only{tr("Trajectory"), tr("Coils"), tr("Memory needed"), tr("k units"), tr("Basis phi")};
+    const QStringList mr_only{tr("Trajectory"), tr("Coils"), tr("Virtual coils"), tr("Prewhitening"), tr("Coil maps"), tr("Memory needed"), tr("k units"), tr("Basis phi")};
     const QStringList ct_only{tr("Geometry"), tr("Detector"), tr("Views"), tr("Volume"), tr("Photons")};
     for (const QString& f : mr_only) {
         fields_[f]->setVisible(!ct);

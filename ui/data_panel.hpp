@@ -29,6 +29,7 @@ private:
     ReconstructionController* controller_;
     QGridLayout* form_ = nullptr;
     void refreshCt();
+    void showCoilProcessing();  // virtual coils, prewhitening, the maps' source
     // A file of several frames: which one is open, and the chooser that switches to another.
     void addFrameChooser();
     void refreshFrames();

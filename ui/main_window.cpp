@@ -38,6 +38,7 @@
 #include "recon/ct/ct_data.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "ui/sinogram_view.hpp"
+#include "ui/coil_map_view.hpp"
 #include "ui/comparison_grid.hpp"
 #include "ui/convergence_plot.hpp"
 #include "ui/data_panel.hpp"
@@ -98,6 +99,10 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
     sinogram_view_ = new SinogramView(sinogram_model_, tabs_);
     sinogram_tab_index_ = tabs_->addTab(sinogram_view_, tr("Sinogram"));
     tabs_->setTabVisible(sinogram_tab_index_, false);  // CT data sets only
+    coil_map_model_ = new CoilMapViewModel(model_, this);
+    coil_map_view_ = new CoilMapView(coil_map_model_, tabs_);
+    coil_map_tab_index_ = tabs_->addTab(coil_map_view_, tr("Coil maps"));
+    tabs_->setTabVisible(coil_map_tab_index_, false);  // multi-coil MR data only
 #ifdef RECONSTUDIO_HAVE_VTK_VIEWS
     if (options_.enable_3d) {
         three_d_ = new ThreeDPanel(controller_, model_, tabs_);
@@ -473,8 +478,13 @@ void MainWindow::connectController() {
         sinogram_model_->setScan(controller_->ctData());
         if (!ct && tabs_->currentIndex() == sinogram_tab_index_) tabs_->setCurrentWidget(comparison_);
         tabs_->setTabVisible(sinogram_tab_index_, ct);
+        const bool multi_coil = !ct && s.coils > 1;
+        if (!multi_coil && tabs_->currentIndex() == coil_map_tab_index_) tabs_->setCurrentWidget(comparison_);
+        tabs_->setTabVisible(coil_map_tab_index_, multi_coil);
         updateTitle();
     });
+    connect(c, &ReconstructionController::coilMapsChanged, this,
+            [this] { coil_map_model_->setMaps(controller_->coilMaps(), controller_->summary().grid); });
     connect(c, &ReconstructionController::griddingFinished, this, [this](Layer l) {
         const LayerImage* image = controller_->layers().get(l);
         if (!image) return;

@@ -31,6 +31,8 @@ class TunePanel;
 class ThreeDPanel;
 class SinogramView;
 class SinogramViewModel;
+class CoilMapView;
+class CoilMapViewModel;
 
 struct MainWindowOptions {
     // Show the VTK 3D views (needs OpenGL: not with the offscreen platform).
@@ -63,6 +65,9 @@ public:
     // The Sinogram tab (shown for CT data sets only).
     SinogramViewModel* sinogramModel() const { return sinogram_model_; }
     SinogramView* sinogramView() const { return sinogram_view_; }
+    // The Coil maps tab (multi-coil MR data sets only): the maps of the last SENSE solve.
+    CoilMapViewModel* coilMapModel() const { return coil_map_model_; }
+    CoilMapView* coilMapView() const { return coil_map_view_; }
     QTabWidget* centreTabs() const { return tabs_; }
 
     // Open a data file (any format the engine reads) or a demo case by name.
@@ -126,6 +131,9 @@ private:
     SinogramViewModel* sinogram_model_ = nullptr;
     SinogramView* sinogram_view_ = nullptr;
     int sinogram_tab_index_ = -1;
+    CoilMapViewModel* coil_map_model_ = nullptr;
+    CoilMapView* coil_map_view_ = nullptr;
+    int coil_map_tab_index_ = -1;
 
     QAction* open_action_ = nullptr;
     QAction* reconstruct_action_ = nullptr;

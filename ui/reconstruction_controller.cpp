@@ -193,8 +193,12 @@ void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
                                             : std::make_shared<const std::vector<double>>(report.data->density);
     layers_.reset(report.data->grid, report.summary.modality);
     layers_.setAll(report.layers);
+    const bool had_maps = coil_maps_ != nullptr;
+    coil_maps_.reset();
+    coil_preparation_.reset();
     emit historyReset();
     emit datasetChanged();
+    if (had_maps) emit coilMapsChanged();
 }
 
 void ReconstructionController::onBackendReady(const BackendReport& report) {
@@ -254,6 +258,11 @@ void ReconstructionController::onFinished(const JobOutcome& outcome) {
         layers_.setAll(outcome.layers);
         // CT's s = trace(AᵀWA)/voxels is known once the first solve built the projector.
         if (ct_ && outcome.solved && outcome.lambda_scale > 0) summary_.lambda_scale = outcome.lambda_scale;
+        if (outcome.coil_preparation) coil_preparation_ = outcome.coil_preparation;
+        if (outcome.coil_maps && outcome.coil_maps != coil_maps_) {
+            coil_maps_ = outcome.coil_maps;
+            emit coilMapsChanged();
+        }
         if (outcome.solved) {
             warm_start_ = outcome.start_iteration > 0;
             total_iterations_ = outcome.start_iteration + outcome.iterations_done;

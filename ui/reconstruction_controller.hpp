@@ -65,6 +65,10 @@ public:
     // The density weights of the data set (its own, or those gridding computed);
     // empty until gridding has run.
     std::shared_ptr<const std::vector<double>> densityWeights() const { return density_; }
+    // The coil maps of the last SENSE solve of the open data set (null: none yet, or sum of squares).
+    std::shared_ptr<const recon::CoilMaps> coilMaps() const { return coil_maps_; }
+    // What the last solve did to the coils (prewhitening, compression); empty before one.
+    const std::optional<recon::CoilPreparation>& coilPreparation() const { return coil_preparation_; }
     ImageLayers& layers() { return layers_; }
     const ImageLayers& layers() const { return layers_; }
 
@@ -111,6 +115,7 @@ signals:
     void lambdaSuggested(double lambda, const QString& rule);
     void cacheStatusChanged(const QString& status);
     void densityWeightsChanged();
+    void coilMapsChanged();  // coilMaps() is new (or gone, with a new data set)
 
 private:
     void post(JobRequest job);
@@ -147,6 +152,8 @@ private:
     int total_iterations_ = 0;
     double cold_start_cost_ = 0;
     std::shared_ptr<const std::vector<double>> density_;
+    std::shared_ptr<const recon::CoilMaps> coil_maps_;
+    std::optional<recon::CoilPreparation> coil_preparation_;
     ImageLayers layers_;
     QTimer debounce_;
     bool auto_reconstruct_ = true;

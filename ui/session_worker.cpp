@@ -28,6 +28,7 @@ DatasetSummary summarize(const recon::Dataset& d, const QString& origin) {
     s.readouts = qint64(d.trajectory.readouts());
     s.readout_length = d.trajectory.readout_length;
     s.coils = d.coils;
+    s.noise_samples = d.coils > 0 ? qint64(d.noise.size() / std::size_t(d.coils)) : 0;
     s.has_truth = d.hasTruth();
     s.has_reference = d.hasReference();
     s.has_density = !d.density.empty();
@@ -102,6 +103,8 @@ void SessionWorker::run(const JobRequest& job) {
                 ctFdk(job);
                 ctSolve(job, outcome);
             } else {
+                prepareCoils(job.settings);
+                outcome.coil_preparation = coil_preparation_;
                 gridAll(job);
                 solve(job, outcome);
             }
@@ -128,6 +131,7 @@ void SessionWorker::ensureBackend(const ReconSettings& s) {
     // A new backend starts with empty caches (Q and F^H d live on it).
     session_ = std::make_unique<recon::ReconstructionSession>(backend_);
     if (data_ && !ct_data_) session_->setDataset(data_);
+    session_virtual_coils_ = 0;
     ct_session_ = ct_data_ ? std::make_unique<recon::CtSession>(backend_, ct_data_) : nullptr;
     gridded_ = false;
 
@@ -203,6 +207,10 @@ void SessionWorker::load(const JobRequest& job) {
     ct_data_.reset();
     ct_session_.reset();
     session_->setDataset(data_);
+    session_virtual_coils_ = 0;
+    coil_preparation_ = {};
+    coil_preparation_.coils = data_->coils;
+    coil_preparation_.noise_samples = data_->coils > 0 ? data_->noise.size() / std::size_t(data_->coils) : 0;  // the session whitens
     gridded_ = false;
     last_iterate_.clear();
     last_iterate_iterations_ = 0;
@@ -263,6 +271,19 @@ std::vector<LayerUpdate> SessionWorker::imageLayers(Layer layer, recon::ComplexA
     return out;
 }
 
+void SessionWorker::prepareCoils(const ReconSettings& s) {
+    const int k = data_->coils > 1 && s.virtual_coils < data_->coils ? std::max(0, s.virtual_coils) : 0;
+    if (k == session_virtual_coils_) return;
+    auto prepared = std::make_shared<recon::Dataset>(*data_);
+    coil_preparation_ = recon::prepareCoils(*prepared, k);
+    session_->setDataset(std::move(prepared));
+    session_virtual_coils_ = k;
+    // Other coils are other data: gridding, F^H d, maps and the last iterate start again.
+    gridded_ = false;
+    last_iterate_.clear();
+    last_iterate_iterations_ = 0;
+}
+
 void SessionWorker::gridAll(const JobRequest& job) {
     if (gridded_) return;  // gridding does not depend on lambda or the regulariser
     emit densityReady(std::make_shared<const std::vector<double>>(
@@ -298,8 +319,11 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     opts.iterations = s.iterations;
     opts.snapshot_every = data_->grid.voxels() <= kLiveSnapshotVoxels ? 1 : 5;
     opts.method = recon::FourierMethod{s.method.toStdString(), recon::kDefaultNufftTolerance};
+    opts.coil_combination = s.coil_combination;
+    opts.coil_maps = s.coil_maps;
 
-    const int coils = data_->coils;
+    // Solves reported: one per coil for sum of squares, one for SENSE (progress and the phase count them).
+    const int coils = s.coil_combination == recon::CoilCombination::Sense ? 1 : data_->coils;
     // A cold start passes no image at all, so the same settings and data give the same result.
     const bool warm = job.warm_start && last_iterate_.size() == data_->grid.voxels();
     const int start_iteration = warm ? last_iterate_iterations_ : 0;
@@ -315,8 +339,9 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
         u.iterations = s.iterations;
         u.start_iteration = start_iteration;
         u.lambda = opts.lambda;
-        // One coil's iterate is not the combined image: multi-coil data show theirs at the end.
-        queueIteration(std::move(u), coils == 1 ? snapshot : nullptr, post_clock);
+        // One coil's iterate is not the combined image, and SENSE's is complex (its result is the
+        // magnitude): multi-coil data show theirs at the end.
+        queueIteration(std::move(u), data_->coils == 1 ? snapshot : nullptr, post_clock);
     };
     auto phase = [&](recon::Phase p, double fraction) {
         if (p != recon::Phase::Iterating) notePhase(job, QString::fromUtf8(recon::toString(p)), fraction);
@@ -338,8 +363,10 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     outcome.lambda = result.lambda;
     outcome.lambda_scale = result.lambda_scale;
     outcome.method = QString::fromStdString(result.method);
+    outcome.coil_maps = result.coil_maps;
     if (!result.image.empty()) {
-        last_iterate_ = result.image;
+        // SENSE continues from its complex iterate, not from the magnitude shown.
+        last_iterate_ = result.complex_image.empty() ? result.image : result.complex_image;
         last_iterate_iterations_ = start_iteration + outcome.iterations_done;
         outcome.layers = imageLayers(Layer::Iterative, std::move(result.image), false);
     }

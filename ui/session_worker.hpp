@@ -22,6 +22,7 @@
 #include "recon/operators/regularizer.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/ct_session.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "ui/image_layers.hpp"
 #include "ui/job_state.hpp"
@@ -37,6 +38,11 @@ struct ReconSettings {
     recon::Precision precision = recon::Precision::Single;
     recon::BackendChoice backend = recon::BackendChoice::Auto;
     QString method;  // a Fourier method of the backend; empty: its default
+    // Multi-coil data: coil by coil + sum of squares, or one SENSE solve with maps made by `coil_maps`
+    // (the engine's defaults, as reconstudio-cli's).
+    recon::CoilCombination coil_combination = recon::SolveOptions{}.coil_combination;
+    recon::CoilMapMethod coil_maps = recon::SolveOptions{}.coil_maps;
+    int virtual_coils = 0;  // coil compression to this many virtual coils (PCA); 0: the coils as they are
     bool operator==(const ReconSettings&) const = default;
 };
 
@@ -49,6 +55,7 @@ struct DatasetSummary {
     qint64 readouts = 0;
     int readout_length = 0;
     int coils = 1;
+    qint64 noise_samples = 0;   // per coil, of the data set's noise scan (the session prewhitens with it)
     bool has_truth = false, has_reference = false, has_density = false;
     QString basis;              // "box" / "point"
     double lambda_scale = 0;    // s = Q(0) = sum |phi(k_m)|^2
@@ -106,6 +113,8 @@ struct JobOutcome {
     double lambda = 0, lambda_scale = 0;
     QString method;
     QString lambda_rule;  // the job chose lambda (JobRequest::suggest_lambda): the rule and its numbers
+    std::shared_ptr<const recon::CoilMaps> coil_maps;  // a SENSE solve: the maps it used
+    std::optional<recon::CoilPreparation> coil_preparation;  // MR: what was done to the coils it reconstructed
 };
 
 struct JobRequest {
@@ -157,6 +166,8 @@ signals:
 private:
     void ensureBackend(const ReconSettings& s);
     void load(const JobRequest& job);
+    // The session's data with the settings' coil compression (after whitening); a change re-sets the data.
+    void prepareCoils(const ReconSettings& s);
     void gridAll(const JobRequest& job);
     void solve(const JobRequest& job, JobOutcome& outcome);
     // CT: FDK once per scan (in gridding's place), then the iterative solve.
@@ -185,6 +196,8 @@ private:
     std::unique_ptr<recon::CtSession> ct_session_;       // on backend_, when ct_data_ is set
     std::shared_ptr<const recon::Dataset> data_;
     bool gridded_ = false;                // both gridding layers posted for data_
+    int session_virtual_coils_ = 0;       // the compression the session's data have (0: none)
+    recon::CoilPreparation coil_preparation_;  // of the session's data
     std::optional<recon::CaseSpec> demo_; // what data_ was simulated from (its floor is computable)
     recon::ComplexArray last_iterate_;    // warm start for a tuning solve
     int last_iterate_iterations_ = 0;     // CG iterations behind last_iterate_ since its start from zero

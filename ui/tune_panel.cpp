@@ -94,6 +94,37 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     iterations_->setRange(1, 2000);
     form->addRow(tr("Iterations:"), iterations_);
 
+    coil_combination_ = new QComboBox(this);
+    coil_combination_->setObjectName(QStringLiteral("coil-combination"));
+    coil_combination_->addItem(tr("Sum of squares"), int(recon::CoilCombination::SumOfSquares));
+    coil_combination_->addItem(tr("SENSE"), int(recon::CoilCombination::Sense));
+    coil_combination_->setItemData(0, tr("Every coil solved on its own, the images combined by root sum of squares"),
+                                   Qt::ToolTipRole);
+    coil_combination_->setItemData(1, tr("One solve over all coils with their sensitivity maps (CG-SENSE): "
+                                         "uses what the coils share"),
+                                   Qt::ToolTipRole);
+    coil_combination_->setToolTip(tr("How multi-coil data become one image"));
+    form->addRow(tr("Coil combination:"), coil_combination_);
+    coil_maps_ = new QComboBox(this);
+    coil_maps_->setObjectName(QStringLiteral("coil-map-method"));
+    coil_maps_->addItem(tr("ESPIRiT"), int(recon::CoilMapMethod::Espirit));
+    coil_maps_->addItem(tr("Walsh"), int(recon::CoilMapMethod::Walsh));
+    coil_maps_->addItem(tr("Low resolution"), int(recon::CoilMapMethod::LowResolution));
+    coil_maps_->setItemData(0, tr("Uecker et al. 2014: eigenvectors of the calibration matrix's row space; the most accurate"),
+                            Qt::ToolTipRole);
+    coil_maps_->setItemData(1, tr("Walsh et al. 2000: adaptive combination, cheaper, almost as good"), Qt::ToolTipRole);
+    coil_maps_->setItemData(2, tr("Low-resolution coil images divided by their root sum of squares: the fastest"),
+                            Qt::ToolTipRole);
+    coil_maps_->setToolTip(tr("How SENSE estimates the coil sensitivities from the data (shown in the Coil maps tab)"));
+    form->addRow(tr("Coil maps:"), coil_maps_);
+    virtual_coils_ = new QSpinBox(this);
+    virtual_coils_->setObjectName(QStringLiteral("virtual-coils"));
+    virtual_coils_->setRange(0, 0);
+    virtual_coils_->setSpecialValueText(tr("all coils"));
+    virtual_coils_->setToolTip(tr("Coil compression (PCA) to this many virtual coils, after noise prewhitening: "
+                                  "fewer solves or a smaller SENSE system; the data panel shows the energy kept"));
+    form->addRow(tr("Virtual coils:"), virtual_coils_);
+
     precision_ = new QComboBox(this);
     precision_->addItem(tr("float32"), int(recon::Precision::Single));
     precision_->addItem(tr("float64"), int(recon::Precision::Double));
@@ -156,6 +187,15 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     connect(suggest_, &QPushButton::clicked, controller_, &ReconstructionController::suggestLambda);
     connect(controller_, &ReconstructionController::lambdaSuggested, this, &TunePanel::showAutoLambda);
     connect(iterations_, &QSpinBox::valueChanged, this, [this](int n) { edit([n](ReconSettings& s) { s.iterations = n; }); });
+    connect(coil_combination_, &QComboBox::currentIndexChanged, this, [this] {
+        const auto c = recon::CoilCombination(coil_combination_->currentData().toInt());
+        edit([c](ReconSettings& s) { s.coil_combination = c; });
+    });
+    connect(coil_maps_, &QComboBox::currentIndexChanged, this, [this] {
+        const auto m = recon::CoilMapMethod(coil_maps_->currentData().toInt());
+        edit([m](ReconSettings& s) { s.coil_maps = m; });
+    });
+    connect(virtual_coils_, &QSpinBox::valueChanged, this, [this](int k) { edit([k](ReconSettings& s) { s.virtual_coils = k; }); });
     connect(precision_, &QComboBox::currentIndexChanged, this, [this] {
         const auto p = recon::Precision(precision_->currentData().toInt());
         edit([p](ReconSettings& s) { s.precision = p; });
@@ -204,6 +244,9 @@ void TunePanel::showSettings(const ReconSettings& s) {
     regularizer_->setCurrentIndex(regularizer_->findData(int(s.regularizer)));
     showAutoLambda();
     iterations_->setValue(s.iterations);
+    coil_combination_->setCurrentIndex(coil_combination_->findData(int(s.coil_combination)));
+    coil_maps_->setCurrentIndex(coil_maps_->findData(int(s.coil_maps)));
+    virtual_coils_->setValue(s.virtual_coils);
     precision_->setCurrentIndex(precision_->findData(int(s.precision)));
     backend_->setCurrentIndex(backend_->findData(int(s.backend)));
     const int m = method_->findData(s.method);
@@ -237,6 +280,16 @@ void TunePanel::showState() {
     const bool busy = isActive(controller_->state());
     reconstruct_->setEnabled(controller_->hasDataset());
     cancel_->setEnabled(busy);
+    // One coil, or a CT scan: nothing to combine.
+    const bool multi_coil = controller_->hasDataset() && controller_->modality() == Modality::Mr && controller_->summary().coils > 1;
+    coil_combination_->setEnabled(multi_coil);
+    coil_maps_->setEnabled(multi_coil && controller_->settings().coil_combination == recon::CoilCombination::Sense);
+    {
+        const QSignalBlocker block(virtual_coils_);  // a smaller range must not edit the settings
+        virtual_coils_->setRange(0, multi_coil ? controller_->summary().coils - 1 : 0);
+        virtual_coils_->setValue(controller_->settings().virtual_coils);
+    }
+    virtual_coils_->setEnabled(multi_coil);
     const double s = controller_->summary().lambda_scale;
     if (controller_->modality() == Modality::Ct) {
         lambda_scale_->setText(s > 0 ? tr("penalty lambda * s * R(x), s = trace(A^T W A) / voxels = %1").arg(s, 0, 'g', 4)

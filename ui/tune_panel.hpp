@@ -39,6 +39,10 @@ public:
     // "auto: lambda = ... (rule)" while the lambda in use is the one Suggest chose; empty otherwise.
     QLabel* autoLambdaLabel() const { return auto_label_; }
     QSpinBox* iterationsBox() const { return iterations_; }
+    // Multi-coil data: sum of squares or SENSE, and how SENSE gets its coil maps.
+    QComboBox* coilCombinationBox() const { return coil_combination_; }
+    QComboBox* coilMapsBox() const { return coil_maps_; }
+    QSpinBox* virtualCoilsBox() const { return virtual_coils_; }  // 0: "all coils" (no compression)
     QPushButton* reconstructButton() const { return reconstruct_; }
     // How the image shown was started: from zero, or warm (lambda tuning) with
     // the iterations since the last start from zero.
@@ -58,6 +62,9 @@ private:
     QLabel* lambda_scale_ = nullptr;
     QComboBox* regularizer_ = nullptr;
     QSpinBox* iterations_ = nullptr;
+    QComboBox* coil_combination_ = nullptr;
+    QComboBox* coil_maps_ = nullptr;
+    QSpinBox* virtual_coils_ = nullptr;
     QComboBox* precision_ = nullptr;
     QComboBox* backend_ = nullptr;
     QComboBox* method_ = nullptr;

@@ -127,6 +127,8 @@ Reconstruction:
 Output (recon):
   --output FILE          iterative image: .h5 (results), .cfl, .nii[.gz], .png
   --gridding-output FILE Kaiser-Bessel gridding image, same formats
+  --coil-maps-output FILE  (--coil-combine sense) the coil maps the solve used, BART cfl
+                         [x,y,z,coils] (zero outside their mask; --coil-maps FILE reads it back)
   --only M               gridding-trilinear | gridding-kb | iterative (default: all)
   --recipe FILE          settings from a recipe (docs/RECIPE.md); options typed here win
   --report FILE          (recon) device, iterations, PSNR/error as JSON
@@ -404,22 +406,16 @@ Job prepareJob(const Arguments& a, bool quiet, std::optional<Frames> preloaded =
     j.backend = backend ? std::move(backend) : makeBackend(a, quiet);
     j.loaded = loadData(a, std::move(preloaded));
     {
-        // The file's noise scan: whiten the coils (unit, uncorrelated noise) before compressing them.
-        // The session would do it too (setDataset); here it must come before the compression.
+        // The file's noise scan whitens the coils before they are compressed (prepareCoils: that order).
+        // The session would whiten too (setDataset); here it must come before the compression.
         Dataset& d = *j.loaded.data;
-        const std::size_t per_coil = d.noise.size() / std::size_t(std::max(1, d.coils));
-        if (prewhitenWithNoiseScan(d) && !quiet)
-            std::fprintf(stderr, "noise prewhitening: %d coils from %zu noise samples each\n", d.coils, per_coil);
-    }
-    if (a.has("virtual-coils")) {
-        Dataset& d = *j.loaded.data;
-        const int k = a.integerIn("virtual-coils", 0, 1, std::max(1, d.coils));
-        const CoilCompression plan = planCoilCompression(d.kspace, d.coils, k);
-        d.kspace = compressCoils(d.kspace, d.coils, plan);
-        if (!quiet)
-            std::fprintf(stderr, "coil compression: %d coils -> %d virtual coils, %.4f%% of the energy kept\n", d.coils,
-                         plan.virtual_coils, 100 * plan.kept_energy);
-        d.coils = plan.virtual_coils;
+        const int k = a.has("virtual-coils") ? a.integerIn("virtual-coils", 0, 1, std::max(1, d.coils)) : 0;
+        const CoilPreparation prep = prepareCoils(d, k);
+        if (prep.noise_samples > 0 && !quiet)
+            std::fprintf(stderr, "noise prewhitening: %d coils from %zu noise samples each\n", prep.coils, prep.noise_samples);
+        if (prep.virtual_coils > 0 && !quiet)
+            std::fprintf(stderr, "coil compression: %d coils -> %d virtual coils, %.4f%% of the energy kept\n", prep.coils,
+                         prep.virtual_coils, 100 * prep.kept_energy);
     }
     j.session = std::make_unique<ReconstructionSession>(j.backend);
     j.session->setDataset(j.loaded.data);
@@ -607,6 +603,7 @@ struct ReconRun {
     ReconstructionRecord rec;
     std::string stopped_in;  // the stage a cancel interrupted
     bool cancelled = false;
+    std::shared_ptr<const CoilMaps> coil_maps;  // SENSE: the maps the solve used
 };
 
 // `frame`: one of several frames, whose incomplete iterate is not written (no message about it).
@@ -642,6 +639,7 @@ ReconRun runRecon(Job& job, const std::string& only, bool gridding_output, Progr
             SolveResult it = runIterative(session, opts, bar);
             bar.done();
             cancelled = it.cancelled;
+            run.coil_maps = it.coil_maps;
             // Cancelled before one iteration finished: the zero start is no result.
             if (!it.history.empty()) rec.iterative = std::move(it.image);
             rec.lambda = opts.lambda;
@@ -773,7 +771,8 @@ int reconFrames(const Arguments& a, Frames frames, const std::string& only, bool
 
 int cmdRecon(const std::vector<std::string>& typed) {
     const std::vector<std::string> args = expandRecipe(typed);
-    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "only", "report", "format"}}), {"quiet"});
+    Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "coil-maps-output", "only", "report", "format"}}),
+                {"quiet"});
     const std::string format = a.get("format", "");
     if (!format.empty() && format != "dicom") throw UsageError("--format expects dicom (other formats follow --output's extension)");
     if (format == "dicom" && (!a.has("output") || a.has("gridding-output")))
@@ -783,12 +782,17 @@ int cmdRecon(const std::vector<std::string>& typed) {
     if (only != "all" && only != "iterative" && only != "gridding-kb" && only != "gridding-trilinear")
         throw UsageError("--only expects gridding-trilinear, gridding-kb or iterative");
     if (!a.has("output") && !a.has("gridding-output")) throw UsageError("recon needs --output FILE (and/or --gridding-output FILE)");
-    for (const char* option : {"output", "gridding-output"}) a.nonEmpty(option);
-    for (const char* option : {"output", "gridding-output"})  // before any work: never write over the data
+    if (a.has("coil-maps-output") && (a.get("coil-combine", "sos") != "sense" || only == "gridding-kb" || only == "gridding-trilinear"))
+        throw UsageError("--coil-maps-output needs --coil-combine sense and the iterative solve (sum of squares and gridding use no maps)");
+    for (const char* option : {"output", "gridding-output", "coil-maps-output"}) a.nonEmpty(option);
+    for (const char* option : {"output", "gridding-output", "coil-maps-output"})  // before any work: never write over the data
         if (a.has(option)) io::refuseOverwritingInputs(inputFiles(a), a.get(option), std::string("--") + option);
     std::optional<Frames> frames;
     if (hasDataFiles(a) && !a.has("case")) {
         frames = readInput(a, false);  // every frame, or the one --frame names
+        if (frames->frames.size() > 1 && a.has("coil-maps-output"))
+            throw UsageError("--coil-maps-output writes one frame's maps, but the input holds " +
+                             std::to_string(frames->frames.size()) + " frames: choose one with --frame K");
         if (frames->frames.size() > 1) return reconFrames(a, std::move(*frames), only, quiet);
     }
     Job job = prepareJob(a, quiet, std::move(frames));
@@ -837,6 +841,18 @@ int cmdRecon(const std::vector<std::string>& typed) {
     } else {
         if (a.has("output")) write("output", chosen, chosen_name);
         if (a.has("gridding-output")) write("gridding-output", rec.gridding_kb, "gridding-kb");
+    }
+    if (a.has("coil-maps-output")) {
+        const std::string path = a.get("coil-maps-output");
+        if (const auto& coil_maps = run.coil_maps) {
+            std::vector<cfloat> values(coil_maps->maps.size());
+            for (std::size_t i = 0; i < values.size(); ++i) values[i] = cfloat(coil_maps->maps[i]);
+            io::writeCfl(path, {long(d.grid.n[0]), long(d.grid.n[1]), long(d.grid.n[2]), long(coil_maps->coils)}, values);
+            written.push_back(path);
+            if (!quiet) std::fprintf(stderr, "wrote %s (%d coil maps, %s)\n", path.c_str(), coil_maps->coils, coil_maps->source.c_str());
+        } else {
+            skipped.push_back(path + " (--coil-maps-output: the solve stopped before its maps were made)");
+        }
     }
     std::optional<Quality> quality;
     if (d.hasTruth() && !rec.iterative.empty()) quality = measureQuality(rec.iterative, d.truth, false);

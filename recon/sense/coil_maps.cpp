@@ -172,4 +172,41 @@ CoilMaps coilMapsFromArray(const std::vector<long>& dims, const ComplexArray& va
     return out;
 }
 
+CoilMapAgreement compareCoilMaps(const ComplexArray& estimate, const ComplexArray& reference, int coils,
+                             const std::vector<std::uint8_t>& region) {
+    const std::size_t voxels = region.size();
+    if (coils < 1 || estimate.size() != std::size_t(coils) * voxels || reference.size() != estimate.size())
+        throw InputError("comparing coil maps: " + std::to_string(estimate.size()) + " and " +
+                         std::to_string(reference.size()) + " values for " + std::to_string(coils) + " coils x " +
+                         std::to_string(voxels) + " voxels");
+    CoilMapAgreement out;
+    std::vector<double> errors;
+    for (std::size_t v = 0; v < voxels; ++v) {
+        if (!region[v]) continue;
+        double e2 = 0, r2 = 0;
+        cdouble inner = 0;
+        for (int c = 0; c < coils; ++c) {
+            const cdouble e = estimate[std::size_t(c) * voxels + v], r = reference[std::size_t(c) * voxels + v];
+            e2 += std::norm(e);
+            r2 += std::norm(r);
+            inner += std::conj(e) * r;
+        }
+        if (e2 == 0 || r2 == 0) {
+            ++out.uncovered;
+            continue;
+        }
+        const double fit = std::min(1.0, std::abs(inner) / std::sqrt(e2 * r2));
+        errors.push_back(std::sqrt(2 - 2 * fit));
+    }
+    out.voxels = errors.size();
+    if (errors.empty()) return out;
+    double sum2 = 0;
+    for (double e : errors) sum2 += e * e;
+    out.rms_error = std::sqrt(sum2 / double(errors.size()));
+    std::sort(errors.begin(), errors.end());
+    out.max_error = errors.back();
+    out.p99_error = errors[std::min(errors.size() - 1, std::size_t(0.99 * double(errors.size())))];
+    return out;
+}
+
 }  // namespace recon

@@ -82,4 +82,21 @@ CoilMaps estimateCoilMapsWalsh(Backend& backend, const Dataset& data, const Wals
 CoilMaps coilMapsFromArray(const std::vector<long>& dims, const ComplexArray& values, const Grid& grid, int coils,
                            const std::string& source);
 
+// How maps agree with reference maps (both coils x voxels, coil after coil) inside `region`
+// (voxels where it is non-zero), up to the one phase per voxel that maps may choose freely
+// (E and E e^{i phi(x)} give the same SENSE image up to that phase). Per voxel both coil
+// vectors are normalised to unit length and the estimate is turned by the phase that fits
+// best, which leaves the error |s e^{i phi} - r| = sqrt(2 - 2 |<s, r>|); equivalently the
+// projections s s^H and r r^H differ by sqrt(2 - 2 |<s, r>|^2) in Frobenius norm.
+struct CoilMapAgreement {
+    std::size_t voxels = 0;     // in the region where both maps are non-zero: compared
+    std::size_t uncovered = 0;  // in the region where either map is zero (outside its mask)
+    double rms_error = 0;       // sqrt(mean over compared voxels of |s e^{i phi} - r|^2): relative, maps being unit
+    double p99_error = 0;       // the 99th percentile of the per-voxel error
+    double max_error = 0;
+};
+// Throws InputError when the sizes do not match.
+CoilMapAgreement compareCoilMaps(const ComplexArray& estimate, const ComplexArray& reference, int coils,
+                             const std::vector<std::uint8_t>& region);
+
 }  // namespace recon

@@ -111,4 +111,20 @@ ComplexArray compressCoils(const ComplexArray& kspace, int coils, const CoilComp
     return out;
 }
 
+CoilPreparation prepareCoils(Dataset& d, int virtual_coils) {
+    CoilPreparation out;
+    out.coils = d.coils;
+    const std::size_t per_coil = d.noise.size() / std::size_t(std::max(1, d.coils));
+    if (prewhitenWithNoiseScan(d)) out.noise_samples = per_coil;
+    if (virtual_coils > 0) {
+        const CoilCompression plan = planCoilCompression(d.kspace, d.coils, virtual_coils);
+        d.kspace = compressCoils(d.kspace, d.coils, plan);
+        d.coils = plan.virtual_coils;
+        d.source += "; compressed to " + std::to_string(plan.virtual_coils) + " virtual coils";
+        out.virtual_coils = plan.virtual_coils;
+        out.kept_energy = plan.kept_energy;
+    }
+    return out;
+}
+
 }  // namespace recon

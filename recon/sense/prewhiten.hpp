@@ -41,4 +41,16 @@ CoilCompression planCoilCompression(const ComplexArray& kspace, int coils, int v
 // The virtual coils' data: v_k = u_k^H d (K x M, coil after coil).
 ComplexArray compressCoils(const ComplexArray& kspace, int coils, const CoilCompression& plan);
 
+// What happened to a data set's coils before reconstruction (the CLI prints it, the GUI's data panel shows it).
+struct CoilPreparation {
+    int coils = 1;                   // as the data set came
+    std::size_t noise_samples = 0;   // per coil, of the noise scan that whitened them (0: not whitened)
+    int virtual_coils = 0;           // after compression (0: not compressed)
+    double kept_energy = 1;          // of the compression
+};
+// The data set's noise scan applied (prewhitenWithNoiseScan), then, when `virtual_coils` > 0, the
+// coils compressed to that many (planCoilCompression, compressCoils): whitening must come first.
+// Throws InputError as those do (e.g. more virtual coils than coils).
+CoilPreparation prepareCoils(Dataset& d, int virtual_coils);
+
 }  // namespace recon

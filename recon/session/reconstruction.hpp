@@ -120,6 +120,8 @@ struct SolveResult {
     double lambda_scale = 0;
     std::string method;
     std::string solver = "cg";          // "cg", "admm" or "fista"
+    // SENSE only: the coil maps it used (the session's, shared, never modified), for views and reports.
+    std::shared_ptr<const CoilMaps> coil_maps;
     // SENSE split over several devices (setSenseDevices): how many took a share of the coils,
     // and the copies and the sum on the home device per normal-operator application (seconds).
     int devices = 1;
@@ -280,10 +282,10 @@ private:
     std::unique_ptr<ReconstructionSession> cpu_fallback_;
     SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
 
-    std::optional<CoilMaps> coil_maps_;
-    std::optional<CoilMapMethod> coil_maps_method_;
+    std::shared_ptr<const CoilMaps> coil_maps_;  // shared with the SolveResults that used them
+    std::optional<CoilMapMethod> coil_maps_method_;  // how coil_maps_ was estimated; empty: given by setCoilMaps
     std::vector<SplitDevice> sense_devices_;
-    std::shared_ptr<DistributedStack> sense_split_;  // the resident SENSE solve's split operator (its figures)  // how coil_maps_ was estimated; empty: given by setCoilMaps
+    std::shared_ptr<DistributedStack> sense_split_;  // the resident SENSE solve's split operator (its figures)
     SolveResult solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);  // sense_solve.cpp
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);

@@ -38,7 +38,7 @@ const CoilMaps& ReconstructionSession::coilMaps(CoilMapMethod method, const Prog
                     : method == CoilMapMethod::Walsh ? estimateCoilMapsWalsh(*backend_, d, {}, progress)
                                                      : estimateCoilMapsLowResolution(*backend_, d, densityWeights(progress), {}, progress);
     std::lock_guard<std::mutex> lock(mutex_);
-    coil_maps_ = std::move(maps);
+    coil_maps_ = std::make_shared<const CoilMaps>(std::move(maps));
     coil_maps_method_ = method;
     return *coil_maps_;
 }
@@ -51,7 +51,7 @@ void ReconstructionSession::setCoilMaps(CoilMaps maps) {
                          " voxels, but the data set has " + std::to_string(d.coils) + " coils on grid " +
                          d.grid.describe());
     std::lock_guard<std::mutex> lock(mutex_);
-    coil_maps_ = std::move(maps);
+    coil_maps_ = std::make_shared<const CoilMaps>(std::move(maps));
     coil_maps_method_.reset();
     resident_ = {};
 }
@@ -135,6 +135,10 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     result.cancelled = r.cancelled();
     resident_.total_iterations += int(result.history.size());
     result.total_iterations = resident_.total_iterations;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        result.coil_maps = coil_maps_;  // what the resident solve was built with (its key names them)
+    }
     result.complex_image = std::move(r.image);
     result.image.resize(result.complex_image.size());
     for (std::size_t i = 0; i < result.image.size(); ++i) result.image[i] = std::abs(result.complex_image[i]);

@@ -127,6 +127,24 @@ def multicoil(cli):
             fail(f"recon --virtual-coils 4: {r.returncode} {r.stderr}")
         if "8 coils -> 4 virtual coils" not in r.stderr:
             fail(f"no coil compression report in {r.stderr!r}")
+        # The maps a SENSE solve used, written as BART cfl [x, y, z, coils] and read back as --coil-maps FILE.
+        used = os.path.join(tmp, "used_maps")
+        r = run(cli, "recon", "--case", "radial-2d-8coil", "--coil-combine", "sense", "--iterations", "3", "--only",
+                "iterative", "--quiet", "--output", out, "--coil-maps-output", used)
+        if r.returncode != 0 or not os.path.exists(used + ".cfl"):
+            fail(f"recon --coil-maps-output: {r.returncode} {r.stderr}")
+        with open(used + ".hdr") as f:
+            dims = f.read().splitlines()[1].split()
+        if dims[:4] != ["128", "128", "1", "8"] or os.path.getsize(used + ".cfl") != 128 * 128 * 8 * 8:
+            fail(f"--coil-maps-output wrote dims {dims}, {os.path.getsize(used + '.cfl')} bytes")
+        r = run(cli, "recon", "--case", "radial-2d-8coil", "--coil-combine", "sense", "--coil-maps", used,
+                "--iterations", "3", "--only", "iterative", "--quiet", "--output", out)
+        if r.returncode != 0:
+            fail(f"recon --coil-maps (its own maps): {r.returncode} {r.stderr}")
+        r = run(cli, "recon", "--case", "radial-2d-8coil", "--iterations", "3", "--quiet", "--output", out,
+                "--coil-maps-output", os.path.join(tmp, "none"))
+        if r.returncode == 0 or "--coil-maps-output needs --coil-combine sense" not in r.stderr:
+            fail(f"--coil-maps-output without SENSE should be refused: {r.returncode} {r.stderr!r}")
         # Maps from a BART cfl file [x, y, z, coils]: BART's own 8 simulated coils on the case's 128^2 grid.
         if shutil.which("bart"):
             maps = os.path.join(tmp, "maps")

@@ -283,3 +283,58 @@ TEST(CoilMaps, TheSessionEstimatesByTheMethodAskedUnlessMapsWereGiven) {
     opts.coil_maps = CoilMapMethod::Walsh;
     EXPECT_FALSE(session.solve(opts).warm_started);
 }
+
+TEST(CoilMaps, AgreementIgnoresEachVoxelsCommonPhaseAndMeasuresTheRest) {
+    // Reference: two coils, (cos a, sin a) e^{i b} per voxel; estimates: the same turned by a
+    // per-voxel phase and scaled (agree exactly), and rotated by an angle t between the coils
+    // (|<s, r>| = cos t, so the error is sqrt(2 - 2 cos t)).
+    const std::size_t voxels = 50;
+    ComplexArray reference(2 * voxels), turned(2 * voxels), rotated(2 * voxels);
+    std::vector<std::uint8_t> region(voxels, 1);
+    const double t = 0.05;
+    for (std::size_t v = 0; v < voxels; ++v) {
+        const double a = 0.03 * double(v), b = 0.1 * double(v), phase = 1.7 * double(v);
+        reference[v] = std::polar(std::cos(a), b);
+        reference[voxels + v] = std::polar(std::sin(a), b + 0.4);
+        turned[v] = 3.0 * reference[v] * std::polar(1.0, phase);
+        turned[voxels + v] = 3.0 * reference[voxels + v] * std::polar(1.0, phase);
+        rotated[v] = std::polar(std::cos(a + t), b);
+        rotated[voxels + v] = std::polar(std::sin(a + t), b + 0.4);
+    }
+    const CoilMapAgreement same = compareCoilMaps(turned, reference, 2, region);
+    EXPECT_EQ(same.voxels, voxels);
+    EXPECT_LT(same.max_error, 1e-7);
+    const CoilMapAgreement off = compareCoilMaps(rotated, reference, 2, region);
+    EXPECT_NEAR(off.rms_error, std::sqrt(2 - 2 * std::cos(t)), 1e-9);
+    EXPECT_NEAR(off.max_error, off.rms_error, 1e-9);
+    // A voxel outside the estimate's mask (zero maps) is counted, not compared; outside the region, ignored.
+    turned[7] = turned[voxels + 7] = 0;
+    region[9] = 0;
+    const CoilMapAgreement masked = compareCoilMaps(turned, reference, 2, region);
+    EXPECT_EQ(masked.uncovered, 1u);
+    EXPECT_EQ(masked.voxels, voxels - 2);
+    EXPECT_THROW(compareCoilMaps(turned, reference, 3, region), InputError);
+}
+
+TEST(CoilMaps, TheSenseResultCarriesTheMapsItUsed) {
+    auto data = simulate(multiCoilCase(32, 40));
+    ReconstructionSession session(std::shared_ptr<Backend>(createCpuBackend(Precision::Double)));
+    session.setDataset(data);
+    SolveOptions opts;
+    opts.iterations = 2;
+    EXPECT_EQ(session.solve(opts).coil_maps, nullptr);  // sum of squares uses none
+    opts.coil_combination = CoilCombination::Sense;
+    opts.coil_maps = CoilMapMethod::Walsh;
+    const SolveResult walsh = session.solve(opts);
+    ASSERT_NE(walsh.coil_maps, nullptr);
+    EXPECT_EQ(walsh.coil_maps.get(), &session.coilMaps(CoilMapMethod::Walsh));  // shared, not copied
+    EXPECT_EQ(walsh.coil_maps->source, "walsh");
+    opts.warm_start = true;  // a lambda change continues with the same maps
+    opts.lambda *= 2;
+    EXPECT_EQ(session.solve(opts).coil_maps, walsh.coil_maps);
+    opts.warm_start = false;
+    opts.coil_maps = CoilMapMethod::Espirit;
+    const SolveResult espirit = session.solve(opts);
+    EXPECT_EQ(espirit.coil_maps->source, "espirit");
+    EXPECT_EQ(walsh.coil_maps->source, "walsh");  // what an earlier result holds stays as it was
+}

@@ -318,3 +318,42 @@ TEST(Prewhitening, TheSessionWhitensANoiseScanAsTheCliDoes) {
     unwhitened->noise.clear();
     EXPECT_GT(relativeError(solveWith(unwhitened), by_session), 0.1);
 }
+
+TEST(CoilCompression, PrepareCoilsWhitensFirstThenCompresses) {
+    // Four coils of random data and a noise scan with correlated, unequal noise.
+    Dataset d;
+    d.grid = Grid::make2D(8, 8);
+    d.trajectory.dims = 2;
+    d.trajectory.k.assign(3 * 50, 0.0);
+    d.coils = 4;
+    d.kspace = randomComplex(4 * 50, 7);
+    const ComplexArray z = randomComplex(4 * 400, 8);
+    d.noise.resize(z.size());
+    for (std::size_t m = 0; m < 400; ++m)
+        for (int c = 0; c < 4; ++c)
+            d.noise[std::size_t(c) * 400 + m] = (1.0 + c) * z[std::size_t(c) * 400 + m] + 0.5 * z[m];
+    Dataset prepared = d;
+    const CoilPreparation prep = prepareCoils(prepared, 2);
+    EXPECT_EQ(prep.coils, 4);
+    EXPECT_EQ(prep.noise_samples, 400u);
+    EXPECT_EQ(prep.virtual_coils, 2);
+    EXPECT_EQ(prepared.coils, 2);
+    EXPECT_TRUE(prepared.noise.empty());
+    // By hand, in that order.
+    ComplexArray whitened = d.kspace;
+    prewhiten(whitened, 4, noiseCovariance(d.noise, 4));
+    const CoilCompression plan = planCoilCompression(whitened, 4, 2);
+    EXPECT_EQ(prep.kept_energy, plan.kept_energy);
+    EXPECT_LT(relativeError(prepared.kspace, compressCoils(whitened, 4, plan)), 1e-12);
+    // Compressing first, then whitening in the compressed space, is not the same.
+    const CoilCompression raw_plan = planCoilCompression(d.kspace, 4, 2);
+    EXPECT_NE(raw_plan.kept_energy, plan.kept_energy);
+    // Without a noise scan or compression nothing changes.
+    Dataset plain = d;
+    plain.noise.clear();
+    const CoilPreparation none = prepareCoils(plain, 0);
+    EXPECT_EQ(none.noise_samples, 0u);
+    EXPECT_EQ(none.virtual_coils, 0);
+    EXPECT_EQ(plain.kspace, d.kspace);
+    EXPECT_THROW(prepareCoils(plain, 5), InputError);
+}
