@@ -1,41 +1,13 @@
 #include "ui/coil_map_view.hpp"
 
+#include "ui/scaled_image_widget.hpp"
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QPainter>
 #include <QVBoxLayout>
 
 namespace studio {
-
-namespace {
-// The picture scaled to fit, its aspect kept (nearest neighbour: one voxel stays one block).
-class FittedImage : public QWidget {
-public:
-    explicit FittedImage(QWidget* parent) : QWidget(parent) {
-        setObjectName(QStringLiteral("coil-map-picture"));
-        setMinimumSize(160, 160);
-        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
-    }
-    void setImage(QImage image) {
-        image_ = std::move(image);
-        update();
-    }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.fillRect(rect(), palette().window());
-        if (image_.isNull()) return;
-        const QSize fitted = image_.size().scaled(size(), Qt::KeepAspectRatio);
-        const QRect target(QPoint((width() - fitted.width()) / 2, (height() - fitted.height()) / 2), fitted);
-        p.drawImage(target, image_);
-    }
-
-private:
-    QImage image_;
-};
-}  // namespace
 
 CoilMapView::CoilMapView(CoilMapViewModel* model, QWidget* parent) : QWidget(parent), model_(model) {
     setObjectName(QStringLiteral("coil-maps"));
@@ -58,7 +30,10 @@ CoilMapView::CoilMapView(CoilMapViewModel* model, QWidget* parent) : QWidget(par
     controls->addWidget(component_box_);
     controls->addStretch(1);
     layout->addLayout(controls);
-    auto* picture = new FittedImage(this);
+    auto* picture = new ScaledImageWidget(ScaledImageWidget::Fit::KeepAspect, palette().window().color(), this);
+    picture->setObjectName(QStringLiteral("coil-map-picture"));
+    picture->setMinimumSize(160, 160);
+    picture->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
     picture_ = picture;
     layout->addWidget(picture, 1);
     caption_ = new QLabel(this);

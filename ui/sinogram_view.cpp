@@ -1,36 +1,14 @@
 #include "ui/sinogram_view.hpp"
 
+#include "ui/scaled_image_widget.hpp"
+
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QPainter>
 #include <QResizeEvent>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
 namespace studio {
-
-namespace {
-// The image scaled to the space it has (nearest neighbour: one detector pixel stays one block).
-class ScaledImage : public QWidget {
-public:
-    explicit ScaledImage(QWidget* parent) : QWidget(parent) { setMinimumSize(120, 120); }
-    void setImage(QImage image) {
-        image_ = std::move(image);
-        update();
-    }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.fillRect(rect(), Qt::black);
-        if (image_.isNull()) return;
-        p.drawImage(rect(), image_);
-    }
-
-private:
-    QImage image_;
-};
-}  // namespace
 
 SinogramView::SinogramView(SinogramViewModel* model, QWidget* parent) : QWidget(parent), model_(model) {
     setObjectName(QStringLiteral("sinogram"));
@@ -43,7 +21,8 @@ SinogramView::SinogramView(SinogramViewModel* model, QWidget* parent) : QWidget(
     controls->addWidget(row_box_);
     controls->addStretch(1);
     layout->addLayout(controls);
-    auto* image = new ScaledImage(this);
+    auto* image = new ScaledImageWidget(ScaledImageWidget::Fit::Stretch, Qt::black, this);
+    image->setMinimumSize(120, 120);
     layout->addWidget(image, 1);
     caption_ = new QLabel(this);
     caption_->setWordWrap(true);

@@ -162,7 +162,11 @@ int ctSimulate(const std::vector<std::string>& args) {
     c.seed = std::uint64_t(a.integerIn("seed", int(c.seed), 0, 2147483647));
     const bool custom = a.has("volume") || a.has("voxel") || a.has("sod") || a.has("sdd") || a.has("detector") ||
                         a.has("pixel") || a.has("views") || a.flag("short-scan") || a.has("photons");
-    if (custom) c.name = "simulated-ct";
+    if (custom) {  // the case's own description (e.g. "noiseless") no longer holds
+        c.description = "the " + c.name + " case changed by the command line (" +
+                        (c.photons > 0 ? formatNumber(c.photons) + " photons per pixel, Poisson noise" : std::string("noiseless")) + ")";
+        c.name = "simulated-ct";
+    }
     const ct::CtData d = [&] {
         const AbortableStage stage("simulating the CT scan");
         return ct::simulate(c);

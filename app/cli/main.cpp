@@ -61,6 +61,13 @@ AbortableStage::~AbortableStage() { g_abortable_stage.store(nullptr); }
 
 namespace {
 
+// "a, b, c": the files a cancelled run wrote, or did not.
+std::string commaList(const std::vector<std::string>& items) {
+    std::string s;
+    for (const auto& x : items) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
 const char* kUsage = R"(reconstudio-cli — non-Cartesian MRI and cone-beam CT reconstruction (gridding/FDK and iterative CG)
 
 Usage: reconstudio-cli COMMAND [options]
@@ -757,14 +764,9 @@ int reconFrames(const Arguments& a, Frames frames, const std::string& only, bool
         written.push_back(a.get("report"));
     }
     if (cancelled) {
-        auto list = [](const std::vector<std::string>& v) {
-            std::string s;
-            for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-            return s;
-        };
         std::fprintf(stderr, "cancelled during %s: %s; frames %d to %d not written%s\n", stopped.c_str(),
-                     written.empty() ? "nothing written" : ("wrote " + list(written)).c_str(), written_frames, total - 1,
-                     skipped.empty() ? "" : ("; not written: " + list(skipped)).c_str());
+                     written.empty() ? "nothing written" : ("wrote " + commaList(written)).c_str(), written_frames, total - 1,
+                     skipped.empty() ? "" : ("; not written: " + commaList(skipped)).c_str());
     }
     return cancelled ? 130 : 0;
 }
@@ -870,14 +872,9 @@ int cmdRecon(const std::vector<std::string>& typed) {
     }
     if (cancelled) {
         // Said even with --quiet: the user must know which files hold results and which do not.
-        auto list = [](const std::vector<std::string>& v) {
-            std::string s;
-            for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-            return s;
-        };
         std::fprintf(stderr, "cancelled%s: %s%s\n", stopped_in.empty() ? "" : (" during " + stopped_in).c_str(),
-                     written.empty() ? "nothing written" : ("wrote " + list(written)).c_str(),
-                     skipped.empty() ? "" : ("; not written: " + list(skipped)).c_str());
+                     written.empty() ? "nothing written" : ("wrote " + commaList(written)).c_str(),
+                     skipped.empty() ? "" : ("; not written: " + commaList(skipped)).c_str());
     }
     return cancelled ? 130 : 0;
 }

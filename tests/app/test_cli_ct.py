@@ -60,6 +60,15 @@ def main(cli):
             dim, pixdim = nifti_header(path)
             if dim[:3] != (2, 128, 128) or abs(pixdim[1] - 2.0) > 1e-6 or abs(pixdim[2] - 2.0) > 1e-6:
                 fail(f"{path}: dims {dim}, voxel {pixdim[1:4]}")
+        # A case changed on the command line says what it is now, not what the case was.
+        noisy = os.path.join(tmp, "noisy.h5")
+        r = run(cli, "simulate", "--modality", "ct", "--case", "ct-2d-sparse", "--photons", "1000", "--output", noisy)
+        if r.returncode != 0:
+            fail(f"simulate --photons exited {r.returncode}: {r.stderr}")
+        r = run(cli, "compare", "--input", noisy, "--iterations", "2", "--json", "--quiet")
+        source = json.loads(r.stdout.strip().splitlines()[-1])["case"]["source"] if r.returncode == 0 else r.stderr
+        if "noiseless" in source or "1000 photons" not in source:
+            fail(f"the noisy scan's source reads '{source}'")
         r = run(cli, "recon", "--input", scan, "--output", scan)
         if r.returncode == 0 or "would overwrite the CT scan" not in r.stderr:
             fail(f"writing over the scan was not refused: {r.returncode} {r.stderr}")
