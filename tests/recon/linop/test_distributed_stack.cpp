@@ -72,7 +72,8 @@ TEST(DistributedStack, SplitSenseEqualsOneDeviceForOneToFourDevices) {
     }
     // More devices than coils: the extra ones get no share.
     const auto many = f.devices(7);
-    const auto* stack = dynamic_cast<const DistributedStack*>(f.split(many, q).get());
+    const LinearOperatorPtr split = f.split(many, q);  // held: the stack must outlive the checks below
+    const auto* stack = dynamic_cast<const DistributedStack*>(split.get());
     ASSERT_NE(stack, nullptr);
     EXPECT_EQ(stack->parts(), std::size_t(f.coils));
 }
