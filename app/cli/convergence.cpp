@@ -4,12 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "arguments.hpp"
 #include "json_text.hpp"
+#include "recon/io/file_util.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 
@@ -163,11 +163,7 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
         }
     }
     json << "]\n";
-    if (!json_path.empty()) {
-        std::ofstream f(json_path);
-        f << json.str();
-        if (!f) throw Error("cannot write " + json_path);
-    }
+    if (!json_path.empty()) io::writeTextAtomically(json_path, json.str());  // never a half-written file
 }
 
 void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, BackendChoice choice,
@@ -239,11 +235,7 @@ void runSparseConvergenceStudy(const std::string& cases, const std::string& prio
         }
     }
     json << "]\n";
-    if (!json_path.empty()) {
-        std::ofstream f(json_path);
-        f << json.str();
-        if (!f) throw Error("cannot write " + json_path);
-    }
+    if (!json_path.empty()) io::writeTextAtomically(json_path, json.str());  // never a half-written file
 }
 
 }  // namespace recon::cli
