@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <thread>
 
 #include "recon/backend/backend.hpp"
@@ -331,6 +332,92 @@ public:
         m->a.multiply(values<T>(x).data(), values<T>(y).data());
     }
 
+    // ------------------------------------------------------------ the priors' stencils
+protected:
+    void applyGradient(const Grid& g, const Vector* weights, Product p, const Vector& x, Vector& y) override {
+        const HostVector<T>& in = values<T>(x);
+        HostVector<T>& out = values<T>(y);
+        const HostVector<T>* w = weights ? &values<T>(*weights) : nullptr;
+        const std::int64_t nvox = std::int64_t(g.voxels()), lines = std::int64_t(g.n[1]) * g.n[2];
+        const std::array<std::int64_t, 3> st{1, g.n[0], std::int64_t(g.n[0]) * g.n[1]};
+        // w, conj(w) or |w|^2 of difference a at voxel v (1 without weights).
+        auto weight = [&](int a, std::int64_t v) { return w ? (*w)[std::size_t(a * nvox + v)] : std::complex<T>(1); };
+#pragma omp parallel for schedule(static) if (nvox > kParallelThreshold)
+        for (std::int64_t line = 0; line < lines; ++line) {
+            const int yy = int(line % g.n[1]), zz = int(line / g.n[1]);
+            for (int xx = 0; xx < g.n[0]; ++xx) {
+                const std::array<int, 3> pos{xx, yy, zz};
+                const std::int64_t v = line * g.n[0] + xx;
+                if (p == Product::Forward) {
+                    for (int a = 0; a < g.dims; ++a)
+                        out[std::size_t(a * nvox + v)] =
+                            pos[std::size_t(a)] + 1 < g.n[std::size_t(a)] ? weight(a, v) * (in[std::size_t(v + st[std::size_t(a)])] - in[std::size_t(v)])
+                                                                          : std::complex<T>(0);
+                    continue;
+                }
+                std::complex<T> acc = 0;
+                for (int a = 0; a < g.dims; ++a) {
+                    const std::int64_t s = st[std::size_t(a)];
+                    const bool has_prev = pos[std::size_t(a)] >= 1, has_next = pos[std::size_t(a)] + 1 < g.n[std::size_t(a)];
+                    if (p == Product::Adjoint) {
+                        if (has_prev) acc += std::conj(weight(a, v - s)) * in[std::size_t(a * nvox + v - s)];
+                        if (has_next) acc -= std::conj(weight(a, v)) * in[std::size_t(a * nvox + v)];
+                    } else {
+                        if (has_prev) acc += std::norm(weight(a, v - s)) * (in[std::size_t(v)] - in[std::size_t(v - s)]);
+                        if (has_next) acc -= std::norm(weight(a, v)) * (in[std::size_t(v + s)] - in[std::size_t(v)]);
+                    }
+                }
+                out[std::size_t(v)] = acc;
+            }
+        }
+    }
+    void applyWaveletLevel(const Grid& g, int axis, const std::array<int, 3>& box, const std::array<int, 3>& extent,
+                           const std::vector<double>& lowpass, bool inverse, const Vector& x, Vector& y) override {
+        const HostVector<T>& in = values<T>(x);
+        HostVector<T>& out = values<T>(y);
+        const int taps = int(lowpass.size()), len = box[std::size_t(axis)], half = len / 2;
+        std::array<T, kMaxWaveletTaps> h{}, hp{};
+        for (int k = 0; k < taps; ++k) {
+            h[std::size_t(k)] = T(lowpass[std::size_t(k)]);
+            hp[std::size_t(k)] = T((k % 2 == 0 ? 1.0 : -1.0) * lowpass[std::size_t(taps - 1 - k)]);
+        }
+        const std::array<std::int64_t, 3> st{1, g.n[0], std::int64_t(g.n[0]) * g.n[1]};
+        const std::int64_t s = st[std::size_t(axis)], lines = std::int64_t(extent[1]) * extent[2];
+#pragma omp parallel for schedule(static) if (lines * extent[0] > kParallelThreshold)
+        for (std::int64_t line = 0; line < lines; ++line) {
+            const int yy = int(line % extent[1]), zz = int(line / extent[1]);
+            for (int xx = 0; xx < extent[0]; ++xx) {
+                const std::array<int, 3> pos{xx, yy, zz};
+                const std::int64_t v = std::int64_t(g.index(xx, yy, zz));
+                if (xx >= box[0] || yy >= box[1] || zz >= box[2]) {
+                    out[std::size_t(v)] = in[std::size_t(v)];
+                    continue;
+                }
+                const int j = pos[std::size_t(axis)];
+                const std::int64_t base = v - j * s;  // the line's first voxel
+                std::complex<T> acc = 0;
+                if (!inverse) {
+                    // Low-pass outputs first, then high-pass, each from inputs 2m .. 2m + taps - 1 (periodic).
+                    const bool high = j >= half;
+                    const int m = high ? j - half : j;
+                    for (int k = 0; k < taps; ++k)
+                        acc += (high ? hp : h)[std::size_t(k)] * in[std::size_t(base + ((2 * m + k) % len) * s)];
+                } else {
+                    // The transpose: input j received h[k] from low output m and g[k] from high output m
+                    // wherever 2m + k = j (mod len).
+                    for (int k = 0; k < taps; ++k) {
+                        const int r = ((j - k) % len + len) % len;
+                        if (r % 2 != 0) continue;
+                        const int m = r / 2;
+                        acc += h[std::size_t(k)] * in[std::size_t(base + m * s)] + hp[std::size_t(k)] * in[std::size_t(base + (half + m) * s)];
+                    }
+                }
+                out[std::size_t(v)] = acc;
+            }
+        }
+    }
+
+public:
     // ------------------------------------------------------------ sums and operators
     // True for the exact sums, false for the NUFFT; any other name is an error.
     static bool isDirect(const FourierMethod& m) {

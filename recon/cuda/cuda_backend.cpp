@@ -20,6 +20,7 @@
 #include "recon/cuda/ct_dd.hpp"
 #include "recon/cuda/linalg.hpp"
 #include "recon/cuda/nufft_gpu.hpp"
+#include "recon/cuda/prior_kernels.hpp"
 #include "recon/cuda/tuning.hpp"
 #include "recon/nufft/spread_kernel.hpp"
 #include "recon/operators/regularizer.hpp"
@@ -476,6 +477,20 @@ public:
         DeviceGuard g(device_);
         check(cudaStreamSynchronize(s()), "synchronize");
     }
+
+protected:
+    void applyGradient(const Grid& grid, const Vector* weights, Product p, const Vector& x, Vector& y) override {
+        DeviceGuard g(device_);
+        gradientStencil<T>(grid.n, grid.dims, weights ? devicePointer<T>(*weights) : nullptr, p, devicePointer<T>(x),
+                           devicePointer<T>(y), s());
+    }
+    void applyWaveletLevel(const Grid& grid, int axis, const std::array<int, 3>& box, const std::array<int, 3>& extent,
+                           const std::vector<double>& lowpass, bool inverse, const Vector& x, Vector& y) override {
+        DeviceGuard g(device_);
+        waveletLevelStencil<T>(grid.n, axis, box, extent, lowpass, inverse, devicePointer<T>(x), devicePointer<T>(y), s());
+    }
+
+public:
     // Between two CUDA backends of this precision: a peer copy (a device-to-device copy when
     // both are the same GPU on two streams), on this backend's stream.
     bool pullFrom(VectorSpace& other, const Vector& theirs, Vector& mine) override {

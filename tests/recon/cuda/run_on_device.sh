@@ -22,7 +22,7 @@ for f in .debs/*.deb; do dpkg -x "$f" /tmp/fftw; done
 export LD_LIBRARY_PATH=/tmp/fftw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export RECONSTUDIO_TUNE_CACHE=$PWD/$B/cuda-tune.txt
 
-targets="recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench"
+targets="${BUILD_TARGETS:-recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench}"  # BUILD_TARGETS: fewer, faster
 has build-ct && targets="recon_cuda_tests ct_dd_bench"
 if has build || has build-ct; then
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
