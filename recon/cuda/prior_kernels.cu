@@ -9,23 +9,10 @@
 namespace recon::cuda {
 namespace {
 
-// Blocks of 32 x 8 threads over (x, y), one z plane per block row: a warp reads 32 neighbours along
-// x (coalesced along every axis), small coarse-level boxes keep most threads busy, and no thread
-// divides a linear index into coordinates.
-constexpr unsigned kBlockX = 32, kBlockY = 8;
-constexpr unsigned kMaxGridYZ = 65535;
+constexpr int kThreads = 256;
+constexpr std::size_t kMaxBlocks = 1u << 20;  // grid-stride beyond this
 
-dim3 blocksFor(std::array<int, 3> e) {
-    return dim3((unsigned(e[0]) + kBlockX - 1) / kBlockX, std::min(kMaxGridYZ, (unsigned(e[1]) + kBlockY - 1) / kBlockY),
-                std::min(kMaxGridYZ, unsigned(e[2])));
-}
-
-// Visits every (x, y, z) of the extent e once (y and z loop where the grid is capped).
-#define FOR_EACH_VOXEL(ex, ey, ez)                                                                            \
-    const int ix = int(blockIdx.x * kBlockX + threadIdx.x);                                                   \
-    if (ix >= (ex)) return;                                                                                   \
-    for (int iz = int(blockIdx.z); iz < (ez); iz += int(gridDim.z))                                           \
-        for (int iy = int(blockIdx.y * kBlockY + threadIdx.y); iy < (ey); iy += int(gridDim.y * kBlockY))
+unsigned blocksFor(std::size_t n) { return unsigned(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks)); }
 
 struct Shape {
     int n[3];
@@ -37,10 +24,6 @@ __device__ inline V csub(V a, V b) {
     a.x -= b.x;
     a.y -= b.y;
     return a;
-}
-template <class V>
-__device__ inline auto norm2(V w) {
-    return w.x * w.x + w.y * w.y;
 }
 // conj(w) v
 template <class V>
@@ -54,11 +37,11 @@ __device__ inline V conjMul(V w, V v) {
 // One thread per voxel: forward writes the voxel's dims differences; adjoint and normal gather the
 // (at most 2 dims) differences that touch it.
 template <class V>
-__global__ void __launch_bounds__(kBlockX* kBlockY) gradientKernel(Shape sh, const V* w, Product p, const V* x, V* y, std::size_t nvox) {
+__global__ void gradientKernel(Shape sh, const V* w, Product p, const V* x, V* y, std::size_t nvox) {
     const std::size_t st[3] = {1, std::size_t(sh.n[0]), std::size_t(sh.n[0]) * sh.n[1]};
-    FOR_EACH_VOXEL(sh.n[0], sh.n[1], sh.n[2]) {
-        const std::size_t i = (std::size_t(iz) * sh.n[1] + iy) * sh.n[0] + ix;
-        const int pos[3] = {ix, iy, iz};
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < nvox; i += std::size_t(gridDim.x) * blockDim.x) {
+        const std::size_t r = i / std::size_t(sh.n[0]);
+        const int pos[3] = {int(i - r * std::size_t(sh.n[0])), int(r % std::size_t(sh.n[1])), int(r / std::size_t(sh.n[1]))};
         if (p == Product::Forward) {
 #pragma unroll
             for (int a = 0; a < 3; ++a) {
@@ -96,13 +79,16 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) gradientKernel(Shape sh, con
                 // D^T |w|^2 D x in one pass.
                 if (has_prev) {
                     const V d = csub(xi, x[i - st[a]]);
-                    const auto c = w ? norm2(w[a * nvox + i - st[a]]) : decltype(d.x)(1);
+                    const auto c = w ? w[a * nvox + i - st[a]].x * w[a * nvox + i - st[a]].x +
+                                           w[a * nvox + i - st[a]].y * w[a * nvox + i - st[a]].y
+                                     : decltype(d.x)(1);
                     acc.x += c * d.x;
                     acc.y += c * d.y;
                 }
                 if (has_next) {
                     const V d = csub(x[i + st[a]], xi);
-                    const auto c = w ? norm2(w[a * nvox + i]) : decltype(d.x)(1);
+                    const auto c = w ? w[a * nvox + i].x * w[a * nvox + i].x + w[a * nvox + i].y * w[a * nvox + i].y
+                                     : decltype(d.x)(1);
                     acc.x -= c * d.x;
                     acc.y -= c * d.y;
                 }
@@ -122,12 +108,14 @@ struct Filter {
 // One thread per voxel of the extent: inside the box the level's analysis (or synthesis) along
 // the axis, gathered from the line's taps; elsewhere a copy.
 template <class V, class S>
-__global__ void __launch_bounds__(kBlockX* kBlockY) waveletLevelKernel(Shape sh, int axis, int3 box, int3 ext, Filter<S> f,
-                                                                       bool inverse, const V* x, V* y) {
+__global__ void waveletLevelKernel(Shape sh, int axis, int3 box, int3 ext, Filter<S> f, bool inverse, const V* x, V* y,
+                                   std::size_t count) {
     const std::size_t st[3] = {1, std::size_t(sh.n[0]), std::size_t(sh.n[0]) * sh.n[1]};
     const std::size_t s = st[axis];
     const int len = axis == 0 ? box.x : axis == 1 ? box.y : box.z, half = len / 2;
-    FOR_EACH_VOXEL(ext.x, ext.y, ext.z) {
+    for (std::size_t e = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; e < count; e += std::size_t(gridDim.x) * blockDim.x) {
+        const std::size_t r = e / std::size_t(ext.x);
+        const int ix = int(e - r * std::size_t(ext.x)), iy = int(r % std::size_t(ext.y)), iz = int(r / std::size_t(ext.y));
         const std::size_t v = (std::size_t(iz) * sh.n[1] + iy) * sh.n[0] + ix;
         if (ix >= box.x || iy >= box.y || iz >= box.z) {
             y[v] = x[v];
@@ -140,17 +128,14 @@ __global__ void __launch_bounds__(kBlockX* kBlockY) waveletLevelKernel(Shape sh,
             const bool high = j >= half;
             const int m = high ? j - half : j;
             for (int k = 0; k < f.taps; ++k) {
-                int at = 2 * m + k;
-                if (at >= len) at -= len;  // periodic; taps <= len
-                const V in = x[base + std::size_t(at) * s];
+                const V in = x[base + std::size_t((2 * m + k) % len) * s];
                 const S c = high ? f.g[k] : f.h[k];
                 re += c * in.x;
                 im += c * in.y;
             }
         } else {
             for (int k = 0; k < f.taps; ++k) {
-                int q = j - k;
-                if (q < 0) q += len;
+                const int q = ((j - k) % len + len) % len;
                 if (q % 2 != 0) continue;
                 const V lo = x[base + std::size_t(q / 2) * s], hi = x[base + std::size_t(half + q / 2) * s];
                 re += f.h[k] * lo.x + f.g[k] * hi.x;
@@ -176,8 +161,7 @@ template <class T>
 void gradientStencil(std::array<int, 3> n, int dims, const std::complex<T>* weights, Product p, const std::complex<T>* x,
                      std::complex<T>* y, cudaStream_t s) {
     const std::size_t nvox = std::size_t(n[0]) * n[1] * n[2];
-    gradientKernel<<<blocksFor(n), dim3(kBlockX, kBlockY), 0, s>>>(Shape{{n[0], n[1], n[2]}, dims}, dev(weights), p, dev(x),
-                                                                   dev(y), nvox);
+    gradientKernel<<<blocksFor(nvox), kThreads, 0, s>>>(Shape{{n[0], n[1], n[2]}, dims}, dev(weights), p, dev(x), dev(y), nvox);
     checkLaunch("gradient");
 }
 
@@ -191,9 +175,10 @@ void waveletLevelStencil(std::array<int, 3> n, int axis, std::array<int, 3> box,
         f.h[k] = T(lowpass[std::size_t(k)]);
         f.g[k] = T((k % 2 == 0 ? 1.0 : -1.0) * lowpass[std::size_t(f.taps - 1 - k)]);
     }
-    waveletLevelKernel<<<blocksFor(extent), dim3(kBlockX, kBlockY), 0, s>>>(
-        Shape{{n[0], n[1], n[2]}, 0}, axis, make_int3(box[0], box[1], box[2]), make_int3(extent[0], extent[1], extent[2]), f,
-        inverse, dev(x), dev(y));
+    const std::size_t count = std::size_t(extent[0]) * extent[1] * extent[2];
+    waveletLevelKernel<<<blocksFor(count), kThreads, 0, s>>>(Shape{{n[0], n[1], n[2]}, 0}, axis, make_int3(box[0], box[1], box[2]),
+                                                            make_int3(extent[0], extent[1], extent[2]), f, inverse, dev(x),
+                                                            dev(y), count);
     checkLaunch("waveletLevel");
 }
 
