@@ -8,15 +8,19 @@
 // several GPUs gives the real rows.
 //  - SENSE: the paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), synthetic
 //    smooth coil maps, data from the GPU NUFFT; whole reconstruction as the session runs it
-//    (F^H d per coil, Q, the split's kernel copies, 60 CG iterations, image to host), the CG
-//    loop alone, and the communication per CG iteration (the slowest device's copies + the sum).
-//  - GPU.Multi: F^H d of the 128^3 case with the voxels split (host arrays in and out).
+//    (F^H d per coil, on the devices that own the coils when split; Q; the other devices' kernel
+//    copies, device to device; 60 CG iterations; image to host), what came before CG, the CG loop
+//    alone, and the communication per CG iteration (the slowest device's copies + the sum).
+//  - GPU.Multi: F^H d of the 128^3 case with the voxels split (host arrays in and out), the
+//    paper's GPU.Tune kernel and exact-fast; and the GPU NUFFT's F^H d on one device beside
+//    its host transfers alone, the most a split of it could save.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "recon/backend/backend.hpp"
@@ -53,7 +57,8 @@ double relDiff(const ComplexArray& a, const ComplexArray& b) {
 // each with its own phase. Enough for timing: the split does not depend on the maps' values.
 ComplexArray ringMaps(const Grid& g, int coils) {
     ComplexArray maps(std::size_t(coils) * g.voxels());
-    for (int c = 0; c < coils; ++c) {
+    std::vector<std::thread> threads;  // a coil per thread: 32 coils of 256^3 take seconds each
+    for (int c = 0; c < coils; ++c) threads.emplace_back([&, c] {
         const double a = 2 * M_PI * c / coils, cx = 0.35 * std::cos(a), cy = 0.35 * std::sin(a), cz = (c % 2 ? 0.15 : -0.15);
         const cdouble phase = std::polar(1.0, 0.7 * c);
         for (int z = 0; z < g.n[2]; ++z)
@@ -64,7 +69,8 @@ ComplexArray ringMaps(const Grid& g, int coils) {
                     const std::size_t i = (std::size_t(z) * g.n[1] + y) * g.n[0] + x;
                     maps[std::size_t(c) * g.voxels() + i] = phase * std::exp(-(dx * dx + dy * dy + dz * dz) / (2 * 0.3 * 0.3));
                 }
-    }
+    });
+    for (auto& t : threads) t.join();
     return maps;
 }
 
@@ -142,9 +148,9 @@ void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int
                 image1 = r.complex_image;
             }
             const double speedup = t1 / whole;
-            std::printf("SENSE %4d^3 %3d coils  %-10s  whole %8.3f s  CG %8.3f s (%6.2f ms/it)  comm/it %7.3f ms (%4.1f %% of an it)"
-                        "  speed-up %5.2f  efficiency %5.2f  image vs 1 device %.1e\n",
-                        n, coils, describe(list, devices).c_str(), whole, r.seconds, 1e3 * r.seconds / iterations,
+            std::printf("SENSE %4d^3 %3d coils  %-10s  whole %8.3f s  before CG %7.3f s  CG %8.3f s (%6.2f ms/it)"
+                        "  comm/it %7.3f ms (%4.1f %% of an it)  speed-up %5.2f  efficiency %5.2f  image vs 1 device %.1e\n",
+                        n, coils, describe(list, devices).c_str(), whole, whole - r.seconds, r.seconds, 1e3 * r.seconds / iterations,
                         1e3 * r.communication_seconds, 100 * r.communication_seconds / (r.seconds / iterations), speedup,
                         speedup / double(devices), relDiff(r.complex_image, image1));
             std::fflush(stdout);
@@ -160,24 +166,45 @@ void multiRows(const std::vector<int>& list) {
     const ComplexArray data = Phantom::sheppLogan3D().kspace(traj, grid);
     const std::vector<std::complex<float>> c(data.begin(), data.end());
     const SampleGrid sg = SampleGrid::image(grid);
-    double t1 = 0;
-    std::vector<std::complex<float>> one;
-    for (std::size_t d = 1; d <= list.size(); ++d) {
-        const std::vector<int> devices(list.begin(), list.begin() + std::ptrdiff_t(d));
-        std::vector<std::complex<float>> out;
-        cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices);  // contexts, tuning cache
-        const auto t0 = Clock::now();
-        cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices);
-        const double s = since(t0);
-        if (d == 1) {
-            t1 = s;
-            one = out;
+    for (const cuda::DirectVersion version : {cuda::DirectVersion::Tune, cuda::DirectVersion::ExactFast}) {
+        const char* kernel = version == cuda::DirectVersion::Tune ? "GPU.Tune" : "exact-fast";
+        double t1 = 0;
+        std::vector<std::complex<float>> one;
+        for (std::size_t d = 1; d <= list.size(); ++d) {
+            const std::vector<int> devices(list.begin(), list.begin() + std::ptrdiff_t(d));
+            std::vector<std::complex<float>> out;
+            cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices, {}, version);  // contexts, tuning cache
+            const auto t0 = Clock::now();
+            cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices, {}, version);
+            const double s = since(t0);
+            if (d == 1) {
+                t1 = s;
+                one = out;
+            }
+            const ComplexArray a(out.begin(), out.end()), b(one.begin(), one.end());
+            std::printf("GPU.Multi (%-10s) F^H d 128^3 M=284592  %-10s  %8.3f s  speed-up %5.2f  efficiency %5.2f  vs 1 device %.1e\n",
+                        kernel, describe(list, d).c_str(), s, t1 / s, t1 / s / double(d), relDiff(a, b));
+            std::fflush(stdout);
         }
-        const ComplexArray a(out.begin(), out.end()), b(one.begin(), one.end());
-        std::printf("GPU.Multi F^H d 128^3 M=284592  %-10s  %8.3f s  speed-up %5.2f  efficiency %5.2f  vs 1 device %.1e\n",
-                    describe(list, d).c_str(), s, t1 / s, t1 / s / double(d), relDiff(a, b));
-        std::fflush(stdout);
     }
+    // The NUFFT on one device (plan cached, second call) against its host transfers alone (the
+    // samples up, the image down): a split of its spreading and FFT could save at most the difference.
+    std::shared_ptr<Backend> home = cudaBackend(list[0]);
+    const FourierMethod nufft{"nufft", kDefaultNufftTolerance};
+    ComplexArray image;
+    home->adjointSum(traj, data, sg, image, nufft);
+    auto t0 = Clock::now();
+    home->adjointSum(traj, data, sg, image, nufft);
+    const double whole = since(t0);
+    Vector samples = home->make(data.size()), grid_image = home->make(image.size());
+    home->upload(data, samples);
+    t0 = Clock::now();
+    home->upload(data, samples);
+    home->download(grid_image, image);
+    const double transfers = since(t0);
+    std::printf("GPU NUFFT (%g) F^H d 128^3 M=284592  {%d}  %8.4f s, of which host transfers %8.4f s\n", nufft.tolerance,
+                list[0], whole, transfers);
+    std::fflush(stdout);
 }
 
 }  // namespace
