@@ -1,5 +1,7 @@
 // Benchmark rows of the work split over several devices (issue 20; not a test: prints figures).
-//   multi_gpu_bench [--sizes 128,256] [--coils 8,32] [--devices LIST] [--iterations 60]
+//   multi_gpu_bench [--sizes 128,256] [--coils 8,32] [--devices LIST] [--iterations 60] [--no-multi] [--before-cg]
+// --before-cg: instead of the SENSE rows, what comes before CG piece by piece (Q, the maps, E^H d on
+// one device and split over two, the kernel's copy by peer and through the host).
 // LIST: the devices of the largest row; rows run on its first 1, 2, ... entries. Default: every
 // visible GPU when there are several, else 0,0,0,0 (four logical devices of GPU 0, each a
 // backend on a stream of its own). On one GPU the logical devices share its SMs, so the
@@ -25,7 +27,10 @@
 
 #include "recon/backend/backend.hpp"
 #include "recon/cuda/cuda_backend.hpp"
+#include "recon/linop/distributed_stack.hpp"
+#include "recon/operators/regularizer.hpp"
 #include "recon/phantom/shepp_logan.hpp"
+#include "recon/sense/sense_operator.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
@@ -94,7 +99,70 @@ std::string describe(const std::vector<int>& list, std::size_t n) {
     return s + "}";
 }
 
-void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int>& list, int iterations) {
+// What comes before CG in the rows, piece by piece, on list[0] and (split) list[0..1]; each timed
+// after a warm-up of the same piece where the session's backend would have it cached.
+void senseBeforeCg(const std::shared_ptr<Backend>& home, const std::vector<int>& list, const Dataset& data,
+                   const CoilMaps& maps, const FourierMethod& method) {
+    const Grid& grid = data.grid;
+    const Trajectory& traj = data.trajectory;
+    const std::vector<double> phi(traj.samples(), 1.0);  // point basis
+    home->makeToeplitz(grid, traj, phi, method);  // its NUFFT plan, cached as in the rows
+    auto t0 = Clock::now();
+    const auto kernel = home->makeToeplitz(grid, traj, phi, method);
+    const double q = since(t0);
+    const auto fourierOn = [&](Backend& b) {
+        return fourierOperator(b, traj, grid, phi, method, &b == home.get() ? kernel : b.toeplitzCopy(*kernel));
+    };
+    // One device: the maps uploaded, then F^H d per coil and the sum (the session's unsplit path).
+    t0 = Clock::now();
+    const SenseOperator whole(fourierOn(*home), maps.maps);
+    const double maps_one = since(t0);
+    t0 = Clock::now();
+    {
+        std::vector<std::shared_ptr<const Vector>> coil;
+        std::vector<const Vector*> ptrs;
+        for (int c = 0; c < data.coils; ++c) {
+            const ComplexArray d(data.coil(c), data.coil(c) + traj.samples());
+            coil.push_back(home->adjointOnBackend(traj, d, SampleGrid::image(grid), method));
+            ptrs.push_back(coil.back().get());
+        }
+        senseAdjointFromCoilImages(*home, ptrs, maps.maps);
+        home->synchronize();
+    }
+    const double rhs_one = since(t0);
+    // The rows' prior (finite differences): W and W^T W made on the host, uploaded.
+    t0 = Clock::now();
+    {
+        const Regularizer reg = makeRegularizer(RegularizerKind::FiniteDifference, grid);
+        sparseMatrix(*home, reg.w, &reg.normal);
+        home->synchronize();
+    }
+    const double w = since(t0);
+    std::printf("  before CG, 1 device:  Q %6.3f s  maps to the device %6.3f s  E^H d (F^H d per coil) %6.3f s  W %6.3f s\n", q,
+                maps_one, rhs_one, w);
+    if (list.size() < 2) return;
+    std::shared_ptr<Backend> other = cudaBackend(list[1]);
+    other->toeplitzCopy(*kernel);  // the context's first allocations
+    t0 = Clock::now();
+    other->toeplitzCopy(*kernel);
+    const double peer = since(t0);
+    t0 = Clock::now();
+    other->toeplitzFromQ(grid, kernel->q());
+    const double via_host = since(t0);
+    t0 = Clock::now();
+    const LinearOperatorPtr split = splitSense(*home, devicesFor(home, list, 2), maps.maps, grid.voxels(), fourierOn);
+    const double maps_split = since(t0);
+    Vector rhs = home->make(grid.voxels());
+    t0 = Clock::now();
+    dynamic_cast<const DistributedStack&>(*split).adjointFromHost({data.coil(0), split->outSize()}, rhs);
+    const double rhs_split = since(t0);
+    std::printf("  before CG, 2 devices: kernel to the other device: peer copy %6.3f s (through Q and the host %6.3f s)"
+                "  maps + kernel copies %6.3f s  E^H d split %6.3f s\n",
+                peer, via_host, maps_split, rhs_split);
+    std::fflush(stdout);
+}
+
+void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int>& list, int iterations, bool pieces) {
     const Grid grid = Grid::cube(3, n);
     const double f = n / 128.0;
     const double m = 284592 * f * f * f;
@@ -131,6 +199,11 @@ void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int
         o.snapshot_every = 0;
         o.method = {"nufft", kDefaultNufftTolerance};
         o.coil_combination = CoilCombination::Sense;
+        if (pieces) {
+            std::printf("SENSE %4d^3 %3d coils, what comes before CG:\n", n, coils);
+            senseBeforeCg(home, list, *data, maps, o.method);
+            continue;
+        }
         double t1 = 0;
         ComplexArray image1;
         for (std::size_t d = 0; d <= list.size(); ++d) {
@@ -213,7 +286,7 @@ int main(int argc, char** argv) {
     try {
         std::vector<int> sizes{128}, coils{8, 32}, list;
         int iterations = 60;
-        bool multi = true;
+        bool multi = true, pieces = false;
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             auto value = [&]() -> std::string {
@@ -225,7 +298,8 @@ int main(int argc, char** argv) {
             else if (a == "--devices") list = parseList(value());
             else if (a == "--iterations") iterations = std::stoi(value());
             else if (a == "--no-multi") multi = false;
-            else throw InputError("unknown option " + a + " (--sizes, --coils, --devices, --iterations, --no-multi)");
+            else if (a == "--before-cg") pieces = true;
+            else throw InputError("unknown option " + a + " (--sizes, --coils, --devices, --iterations, --no-multi, --before-cg)");
         }
         const int visible = cudaDeviceCount();
         if (visible == 0) {
@@ -242,7 +316,7 @@ int main(int argc, char** argv) {
                     std::count(list.begin(), list.end(), list[0]) > 1
                         ? " (repeated: logical devices sharing one GPU; speed-up <= 1 shows the split's overhead)"
                         : "");
-        for (int n : sizes) senseRows(n, coils, list, iterations);
+        for (int n : sizes) senseRows(n, coils, list, iterations, pieces);
         if (multi) multiRows(list);
         return 0;
     } catch (const std::exception& e) {
