@@ -104,9 +104,11 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         Vector rhs;
         if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(encoding)) {
             // E^H d with each coil's F^H d on the device that owns the coil.
+            const Progress progress = monitor.progress(Phase::AdjointData);
+            progress.update(0.0);
             rhs = backend_->make(d.grid.voxels());
             split->adjointFromHost({d.coil(0), split->outSize()}, rhs);
-            monitor.progress(Phase::AdjointData).update(1.0);
+            progress.update(1.0);
         } else {
             std::vector<std::shared_ptr<const Vector>> coil_adjoints;
             std::vector<const Vector*> coil_ptrs;
