@@ -124,9 +124,10 @@ Reconstruction:
                          root sum of squares) | FILE (BART cfl [x,y,z,coils], e.g. from bart ecalib)
   --virtual-coils K      compress the coils to K virtual coils (PCA) before reconstructing
   --gpus N|all|LIST      CUDA devices to split over: SENSE's coils (--coil-combine sense; CG stays
-                         on the first) and GPU.Multi's voxels (--method multi). N: the first N GPUs;
-                         all: every visible GPU; LIST: device indices, e.g. 0,1,2,3 (one given GPU:
-                         3,); a repeated index is a logical device of that GPU on its own stream
+                         on the first) and GPU.Multi's voxels (--method multi|multi-exact-fast).
+                         N: the first N GPUs; all: every visible GPU; LIST: device indices, e.g.
+                         0,1,2,3 (one given GPU: 3,); a repeated index is a logical device of that
+                         GPU on its own stream
   --threads N            CPU threads
   --json                 (compare) also print one JSON object as the last line
   --quiet                no progress bar

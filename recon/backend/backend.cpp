@@ -29,6 +29,10 @@ LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const G
     return normal ? withNormal(f, normal) : f;
 }
 
+std::shared_ptr<ToeplitzOperator> Backend::toeplitzCopy(const ToeplitzOperator& kernel) {
+    return toeplitzFromQ(kernel.grid(), kernel.q());
+}
+
 LinearOperatorPtr Backend::ctProjector(const ct::CtGeometry& geometry, const ct::ProjectorOptions& options) {
     return ct::cpuDdProjector(*this, geometry, options);
 }

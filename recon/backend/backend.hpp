@@ -98,6 +98,10 @@ public:
                                                            const Progress& progress = {}) = 0;
     // The same kernel on this backend from a Q computed elsewhere (another backend or precision, a file).
     virtual std::shared_ptr<ToeplitzOperator> toeplitzFromQ(const Grid& grid, const ComplexArray& q) = 0;
+    // `kernel` (made on this or another backend) copied onto this backend, e.g. for each device of a
+    // split. The default goes through Q in host memory (kernel.q(), then toeplitzFromQ); the CUDA
+    // backend copies another CUDA kernel's spectrum of its precision device to device (a peer copy).
+    virtual std::shared_ptr<ToeplitzOperator> toeplitzCopy(const ToeplitzOperator& kernel);
 
     // Gridding: spread `weighted` (data already multiplied by density weights)
     // with `opts`' kernel, inverse FFT, crop, deapodise: an image on `grid`.

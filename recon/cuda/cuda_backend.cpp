@@ -42,6 +42,7 @@ std::vector<MethodInfo> cudaMethods() {
         {"fasttrig", "paper GPU.FastTrig: + hardware (SFU) sin/cos", true},
         {"tune", "paper GPU.Tune: + searched threads/block, tile and unroll (cached per GPU)", true},
         {"multi", "paper GPU.Multi: GPU.Tune with the voxels split over all visible GPUs", true},
+        {"multi-exact-fast", "exact-fast with the voxels split over all visible GPUs (as GPU.Multi)", true},
     };
 }
 
@@ -54,6 +55,7 @@ MethodSpec parseMethod(const std::string& name) {
     };
     if (name == "nufft") return {MethodKind::Nufft, DirectVersion::ExactFast};
     if (name == "multi") return {MethodKind::Multi, DirectVersion::Tune};
+    if (name == "multi-exact-fast") return {MethodKind::Multi, DirectVersion::ExactFast};
     for (const auto& [n, v] : versions)
         if (name == n) return {MethodKind::Direct, v};
     std::string all;
@@ -160,13 +162,8 @@ CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer
     : ToeplitzOperator(space, grid), stream_(std::move(stream)) {
     const cudaStream_t st = stream_->get();
     const Grid big = grid.doubled();
-    n_ = grid.n;
-    big_ = big.n;
     if (q.size() != big.voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + big.describe());
-    work_ = DeviceBuffer<C>(big.voxels(), "Toeplitz work grid");
-    fft_ = std::make_unique<GpuFft<T>>(big_, grid.dims, st);
-    if (ffts != ToeplitzFfts::Full && grid.dims >= 2)
-        padded_ = std::make_unique<PaddedFft<T>>(big_, grid.dims, st, ffts == ToeplitzFfts::Fused);
+    makePlans(ffts);
     // Q holds difference d = j - N at index j; the circulant wants d at index d mod 2N.
     halfShift<T>(big_, q.data(), work_.data(), false, st);
     fft_->forward(work_.data());
@@ -174,6 +171,28 @@ CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer
     vecScale<T>(1.0 / double(big.voxels()), q.data(), big.voxels(), st);  // the inverse FFT's 1/L, once
     spectrum_ = std::move(q);
     check(cudaStreamSynchronize(st), "Toeplitz spectrum");
+}
+
+template <class T>
+CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const CudaToeplitz& source, DeviceBuffer<C>&& spectrum,
+                              std::shared_ptr<Stream> stream)
+    : ToeplitzOperator(space, source.grid()), stream_(std::move(stream)) {
+    if (spectrum.size() != source.spectrum_.size())
+        throw InputError("Toeplitz spectrum copy: " + std::to_string(spectrum.size()) + " values, not " +
+                         std::to_string(source.spectrum_.size()));
+    makePlans(source.ffts());
+    spectrum_ = std::move(spectrum);
+}
+
+template <class T>
+void CudaToeplitz<T>::makePlans(ToeplitzFfts ffts) {
+    const cudaStream_t st = stream_->get();
+    n_ = grid().n;
+    big_ = grid().doubled().n;
+    work_ = DeviceBuffer<C>(grid().doubled().voxels(), "Toeplitz work grid");
+    fft_ = std::make_unique<GpuFft<T>>(big_, grid().dims, st);
+    if (ffts != ToeplitzFfts::Full && grid().dims >= 2)
+        padded_ = std::make_unique<PaddedFft<T>>(big_, grid().dims, st, ffts == ToeplitzFfts::Fused);
 }
 
 template <class T>
@@ -238,7 +257,8 @@ DeviceCsr<T> uploadCsr(const CsrMatrix& a, cudaStream_t s) {
 
 template <class T>
 void multiGpuAdjoint(const Trajectory& t, const std::vector<std::complex<T>>& c, const SampleGrid& grid,
-                     std::vector<std::complex<T>>& out, std::vector<int> devices, const Progress& progress) {
+                     std::vector<std::complex<T>>& out, std::vector<int> devices, const Progress& progress,
+                     DirectVersion version) {
     if (devices.empty()) {
         devices.resize(std::size_t(deviceCount()));
         std::iota(devices.begin(), devices.end(), 0);
@@ -266,13 +286,13 @@ void multiGpuAdjoint(const Trajectory& t, const std::vector<std::complex<T>>& c,
                 Stream stream;
                 const std::size_t b = bounds[i], e = bounds[i + 1];
                 if (b >= e) return;
-                const TuneParams tp = tunedParams<T>(devices[i]).best;
+                const TuneParams tp = version == DirectVersion::Tune ? tunedParams<T>(devices[i]).best : TuneParams{};
                 DirectSum<T> sum(t, grid, stream.get());
                 DeviceBuffer<std::complex<T>> dc(std::max<std::size_t>(c.size(), 1), "GPU.Multi samples");
                 DeviceBuffer<std::complex<T>> dout(e - b, "GPU.Multi output");
                 if (!c.empty()) dc.upload(c.data(), c.size(), stream.get());
                 // Only the first worker reports progress (the shares finish together).
-                sum.adjoint(DirectVersion::Tune, dc.data(), dout.data(), tp, b, e, i == 0 ? progress : Progress{});
+                sum.adjoint(version, dc.data(), dout.data(), tp, b, e, i == 0 ? progress : Progress{});
                 dout.download(out.data() + b, e - b, stream.get());
             } catch (...) {
                 errors[i] = std::current_exception();
@@ -285,9 +305,9 @@ void multiGpuAdjoint(const Trajectory& t, const std::vector<std::complex<T>>& c,
 }
 
 template void multiGpuAdjoint<float>(const Trajectory&, const std::vector<std::complex<float>>&, const SampleGrid&,
-                                     std::vector<std::complex<float>>&, std::vector<int>, const Progress&);
+                                     std::vector<std::complex<float>>&, std::vector<int>, const Progress&, DirectVersion);
 template void multiGpuAdjoint<double>(const Trajectory&, const std::vector<std::complex<double>>&, const SampleGrid&,
-                                      std::vector<std::complex<double>>&, std::vector<int>, const Progress&);
+                                      std::vector<std::complex<double>>&, std::vector<int>, const Progress&, DirectVersion);
 
 // ---------------------------------------------------------------- the backend
 
@@ -304,7 +324,7 @@ public:
         : LinearOperator(space, g.points(), t.samples(), spec.kind == MethodKind::Nufft ? "Fourier sums (GPU NUFFT)"
                                                                                            : "Fourier sums (GPU exact)"),
           t_(t), g_(g), spec_(spec), tolerance_(tolerance), stream_(std::move(stream)), device_(device) {
-        if (spec_.kind == MethodKind::Multi) spec_ = {MethodKind::Direct, DirectVersion::Tune};  // one device per operator
+        if (spec_.kind == MethodKind::Multi) spec_.kind = MethodKind::Direct;  // one device per operator
     }
 
 private:
@@ -569,6 +589,19 @@ public:
         return std::make_shared<CudaToeplitz<T>>(*this, grid, uploadArray<T>(q, s(), "Q"), stream_);
     }
 
+    // Another CUDA kernel of this precision: its spectrum copied device to device (peer access where
+    // the GPUs have it), no Q through the host and no FFT; any other kernel through Q (the default).
+    std::shared_ptr<ToeplitzOperator> toeplitzCopy(const ToeplitzOperator& kernel) override {
+        const auto* k = dynamic_cast<const CudaToeplitz<T>*>(&kernel);
+        auto* from = k ? dynamic_cast<CudaBackend<T>*>(&k->space()) : nullptr;
+        if (!from) return Backend::toeplitzCopy(kernel);
+        DeviceGuard dg(device_);
+        DeviceBuffer<C> spectrum(k->spectrum().size(), "Toeplitz spectrum copy");
+        peerCopy(from->device_, k->spectrum().data(), device_, spectrum.data(), spectrum.size(), "Toeplitz spectrum copy");
+        check(cudaStreamSynchronize(s()), "Toeplitz spectrum copy");
+        return std::make_shared<CudaToeplitz<T>>(*this, *k, std::move(spectrum), stream_);
+    }
+
     void grid(const Trajectory& t, const ComplexArray& weighted, const Grid& g, const GriddingOptions& o,
               ComplexArray& image, const Progress& progress) override {
         checkSizes(t, weighted.size(), "gridding");
@@ -651,7 +684,7 @@ private:
         DeviceBuffer<C> out(g.points(), "adjoint-sum output");
         if (spec.kind == MethodKind::Multi) {
             std::vector<C> host;
-            multiGpuAdjoint<T>(t, toWorking<T>(c), g, host, m.devices, progress);
+            multiGpuAdjoint<T>(t, toWorking<T>(c), g, host, m.devices, progress, spec.version);
             out.upload(host.data(), host.size(), s());
             check(cudaStreamSynchronize(s()), "GPU.Multi result");
             return out;

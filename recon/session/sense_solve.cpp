@@ -90,23 +90,34 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         if (sense_devices_.empty()) {
             encoding = std::make_shared<const SenseOperator>(fourier, maps.maps);
         } else {
-            // Each other device gets its own copy of the one Toeplitz kernel (Q crosses once, via the host).
-            const ComplexArray q = toeplitz(m)->q();
+            // Each other device gets its own copy of the one Toeplitz kernel (device to device on GPUs).
+            const std::shared_ptr<const ToeplitzOperator> kernel = toeplitz(m);
             const std::vector<double> phi = phiValues();
             encoding = splitSense(*backend_, sense_devices_, maps.maps, d.grid.voxels(), [&](Backend& b) {
                 if (&b == backend_.get()) return fourier;
-                return recon::fourierOperator(b, d.trajectory, d.grid, phi, m, b.toeplitzFromQ(d.grid, q));
+                return recon::fourierOperator(b, d.trajectory, d.grid, phi, m, b.toeplitzCopy(*kernel));
             });
         }
-        std::vector<std::shared_ptr<const Vector>> coil_adjoints;
-        std::vector<const Vector*> coil_ptrs;
         double data_norm2 = 0;
-        for (int c = 0; c < d.coils; ++c) {
-            coil_adjoints.push_back(adjointData(c, m, monitor.progress(Phase::AdjointData)));
-            coil_ptrs.push_back(coil_adjoints.back().get());
+        for (int c = 0; c < d.coils; ++c)
             for (std::size_t i = 0; i < d.samples(); ++i) data_norm2 += std::norm(d.coil(c)[i]);
+        Vector rhs;
+        if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(encoding)) {
+            // E^H d with each coil's F^H d on the device that owns the coil.
+            const Progress progress = monitor.progress(Phase::AdjointData);
+            progress.update(0.0);
+            rhs = backend_->make(d.grid.voxels());
+            split->adjointFromHost({d.coil(0), split->outSize()}, rhs);
+            progress.update(1.0);
+        } else {
+            std::vector<std::shared_ptr<const Vector>> coil_adjoints;
+            std::vector<const Vector*> coil_ptrs;
+            for (int c = 0; c < d.coils; ++c) {
+                coil_adjoints.push_back(adjointData(c, m, monitor.progress(Phase::AdjointData)));
+                coil_ptrs.push_back(coil_adjoints.back().get());
+            }
+            rhs = senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
         }
-        const Vector rhs = senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
         std::vector<NormalTerm> terms{{"data", 1.0, encoding}};
         if (with_penalty) terms.push_back({"penalty", penalty_weight, regularizerOperator(opts)});
         auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), rhs, data_norm2);
