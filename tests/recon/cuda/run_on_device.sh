@@ -3,7 +3,7 @@
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
 # benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
 #   tests/recon/cuda/run_on_device.sh [build|build-ct] [test] [sanitize] [bench] [bench-all] [ct-bench] [ct-gpu] [ct-peers]
-#                                     [multi-test] [multi-bench]
+#                                     [multi-test] [multi-bench] [build-sense] [sense-bench]
 # build-ct builds only the CT projector's targets (ct_dd_bench, recon_cuda_tests); ct-gpu runs
 # the CT benchmark without the CPU's timed runs, then the CT tests and memcheck on them.
 # multi-test and multi-bench: the split over several devices (docs/GPU.md, "Several GPUs").
@@ -24,7 +24,9 @@ export RECONSTUDIO_TUNE_CACHE=$PWD/$B/cuda-tune.txt
 
 targets="recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench"
 has build-ct && targets="recon_cuda_tests ct_dd_bench"
-if has build || has build-ct; then
+has build-sense && targets="recon_cuda_tests sense_bench"
+[ -n "${TARGETS:-}" ] && targets=$TARGETS  # e.g. TARGETS=sense_bench: only what a stage needs
+if has build || has build-ct || has build-sense; then
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
   nvcc --version | tail -2 | tee -a "$OUT/device.txt"
   cmake -S . -B $B -G Ninja -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF -DRECONSTUDIO_WITH_CUDA=ON \
@@ -89,6 +91,10 @@ if has multi-bench; then
   if [ -n "${MULTI_BENCH_256:-}" ]; then  # the 256^3 rows too (about a minute more on one H100)
     $B/tests/recon/cuda/multi_gpu_bench --sizes 256 --coils 8 --no-multi 2>>"$OUT/multi-bench.err" | tee -a "$OUT/multi-bench.txt"
   fi
+fi
+if has sense-bench; then
+  # Where one SENSE reconstruction's time goes (issue 14; docs/SENSE.md "Speed"): 128^3, 8 coils.
+  $B/tests/recon/cuda/sense_bench --size 128 --coils 8 --repeats 2 2>"$OUT/sense-bench.err" | tee "$OUT/sense-bench.txt"
 fi
 if has ct-peers; then
   # ASTRA's CGLS and SIRT on our scans (issue 18; tools/ct/astra_iterative.py): its wheels carried in
