@@ -7,6 +7,8 @@
 # build-ct builds only the CT projector's targets (ct_dd_bench, recon_cuda_tests); ct-gpu runs
 # the CT benchmark without the CPU's timed runs, then the CT tests and memcheck on them.
 # multi-test and multi-bench: the split over several devices (docs/GPU.md, "Several GPUs").
+# build-sense builds recon_cuda_tests and sense_bench (TARGETS=... narrows it); sense-bench breaks one
+# SENSE reconstruction and the coil maps down stage by stage (docs/SENSE.md, "Speed").
 # Logs and results go to $OUT (default ./out).
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}
