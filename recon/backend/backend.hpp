@@ -112,6 +112,22 @@ public:
                                                     const GriddingOptions& opts, int iterations,
                                                     const Progress& progress = {}) = 0;
 
+    // The eigen-decomposition of A^H A for a dense complex matrix A (rows x cols, column-major),
+    // in float64: `values` ascending, `vectors` (cols x cols, column-major) its eigenvectors as
+    // columns; A's right singular vectors, sigma^2 the values (ESPIRiT's calibration matrix,
+    // 6859 x 1728 for 8 coils in 3D). The default works on the host (Eigen); the CUDA backend
+    // uses cuBLAS and cuSOLVER.
+    virtual void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
+                           ComplexArray& vectors);
+
+    // Per voxel, the largest eigenvalue of an n x n Hermitian matrix and its eigenvector (unit
+    // norm, arbitrary phase): `upper` holds the upper triangles, pair (r, c), r <= c, as image
+    // r n - r (r - 1) / 2 + c - r of `voxels` values (recon/sense's HermitianField); `vectors`
+    // n x voxels, component after component. The coil maps' last step (ESPIRiT, Walsh). The
+    // default runs Eigen per voxel on the host's cores; the CUDA backend a Jacobi solver per voxel.
+    virtual void dominantEigenvectors(int n, std::size_t voxels, const ComplexArray& upper, ComplexArray& vectors,
+                                      std::vector<double>& values, const Progress& progress = {});
+
     // The CT projector (forward: line integrals of the volume, adjoint: backprojection) on this
     // backend's vectors. The default is the CPU's conventional distance-driven projector through
     // the host (ct::cpuDdProjector); a backend with its own kernels overrides it.

@@ -19,6 +19,8 @@
 #include "recon/core/host_memory.hpp"
 #include "recon/cuda/ct_dd.hpp"
 #include "recon/cuda/linalg.hpp"
+#include "recon/cuda/coil_eigen.hpp"
+#include "recon/cuda/dense_eigen.hpp"
 #include "recon/cuda/nufft_gpu.hpp"
 #include "recon/cuda/prior_kernels.hpp"
 #include "recon/cuda/tuning.hpp"
@@ -544,6 +546,38 @@ public:
                                                    const FourierMethod& m, const Progress& progress) override {
         checkSizes(t, c.size(), "adjoint sum");
         return std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(adjointDevice(t, c, g, m, progress)));
+    }
+
+    // cuBLAS and cuSOLVER in float64 whatever the working precision (the maps' null space lies
+    // 1e-6 below the largest eigenvalue); the host's Eigen when the device has no room.
+    void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
+                   ComplexArray& vectors) override {
+        withCpuFallback("calibration matrix eigen-decomposition", [&] {
+            DeviceGuard dg(device_);
+            cuda::gramEigen(a, rows, cols, values, vectors, s());
+        }, [&](Backend& cpu) { cpu.gramEigen(a, rows, cols, values, vectors); });
+    }
+
+    // A Jacobi solver per voxel in float64 (n <= kMaxEigenCoils; more coils: the host's cores).
+    void dominantEigenvectors(int n, std::size_t voxels, const ComplexArray& upper, ComplexArray& vectors,
+                              std::vector<double>& values, const Progress& progress) override {
+        if (n < 1 || n > kMaxEigenCoils || upper.size() != std::size_t(n) * std::size_t(n + 1) / 2 * voxels)
+            return Backend::dominantEigenvectors(n, voxels, upper, vectors, values, progress);
+        withCpuFallback("coil maps' eigenvectors", [&] {
+            DeviceGuard dg(device_);
+            progress.update(0);
+            DeviceBuffer<double2> du(std::max<std::size_t>(upper.size(), 1), "coil covariances"),
+                dv(std::max<std::size_t>(std::size_t(n) * voxels, 1), "coil eigenvectors");
+            DeviceBuffer<double> dl(std::max<std::size_t>(voxels, 1), "coil eigenvalues");
+            static_assert(sizeof(double2) == sizeof(cdouble));
+            du.upload(reinterpret_cast<const double2*>(upper.data()), upper.size(), s());
+            cuda::dominantEigenvectors(n, voxels, du.data(), dv.data(), dl.data(), s());
+            resizeForOverwrite(vectors, std::size_t(n) * voxels);
+            values.resize(voxels);
+            dv.download(reinterpret_cast<double2*>(vectors.data()), vectors.size(), s());
+            dl.download(values.data(), voxels, s());
+            progress.update(1);
+        }, [&](Backend& cpu) { cpu.dominantEigenvectors(n, voxels, upper, vectors, values, progress); });
     }
 
     // The branchless DD projector on this device, ordered on the backend's stream.

@@ -4,8 +4,10 @@
 // reconstruction.cpp so the single-coil path stays as it was.
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 
 #include "recon/core/errors.hpp"
+#include "recon/core/host_memory.hpp"
 #include "recon/sense/espirit.hpp"
 #include "recon/sense/sense_operator.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -87,8 +89,9 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         const CoilMaps& maps = coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData));
         LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
         LinearOperatorPtr encoding;
+        std::shared_ptr<const SenseOperator> one_device;
         if (sense_devices_.empty()) {
-            encoding = std::make_shared<const SenseOperator>(fourier, maps.maps);
+            encoding = one_device = std::make_shared<const SenseOperator>(fourier, maps.maps);
         } else {
             // Each other device gets its own copy of the one Toeplitz kernel (device to device on GPUs).
             const std::shared_ptr<const ToeplitzOperator> kernel = toeplitz(m);
@@ -116,7 +119,8 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
                 coil_adjoints.push_back(adjointData(c, m, monitor.progress(Phase::AdjointData)));
                 coil_ptrs.push_back(coil_adjoints.back().get());
             }
-            rhs = senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
+            rhs = one_device ? one_device->adjointFromCoilImages(coil_ptrs)
+                             : senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
         }
         std::vector<NormalTerm> terms{{"data", 1.0, encoding}};
         if (with_penalty) terms.push_back({"penalty", penalty_weight, regularizerOperator(opts)});
@@ -151,8 +155,11 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         result.coil_maps = coil_maps_;  // what the resident solve was built with (its key names them)
     }
     result.complex_image = std::move(r.image);
-    result.image.resize(result.complex_image.size());
-    for (std::size_t i = 0; i < result.image.size(); ++i) result.image[i] = std::abs(result.complex_image[i]);
+    // The magnitude: sqrt of the norm (std::abs's overflow-safe hypot costs 40 ms at 128^3), in parallel.
+    resizeForOverwrite(result.image, result.complex_image.size());
+    const std::int64_t voxels = std::int64_t(result.image.size());
+#pragma omp parallel for schedule(static) if (voxels > 65536)
+    for (std::int64_t i = 0; i < voxels; ++i) result.image[std::size_t(i)] = std::sqrt(std::norm(result.complex_image[std::size_t(i)]));
     return result;
 }
 

@@ -2,12 +2,14 @@
 # The GPU machine's whole check in one script (docs/GPU.md): build the engine with
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
 # benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
-#   tests/recon/cuda/run_on_device.sh [build|build-ct|build-multi] [test] [sanitize] [bench] [bench-all] [ct-bench] [ct-gpu]
-#                                     [ct-peers] [multi-test] [multi-bench]
-# build-multi builds only what multi-test and multi-bench need, on every core.
+#   tests/recon/cuda/run_on_device.sh [build|build-ct|build-multi|build-sense] [test] [sanitize] [bench] [bench-all]
+#                                     [ct-bench] [ct-gpu] [ct-peers] [multi-test] [multi-bench] [sense-bench]
+# build-multi builds only what multi-test and multi-bench need, on every core; build-sense what sense-bench needs.
 # build-ct builds only the CT projector's targets (ct_dd_bench, recon_cuda_tests); ct-gpu runs
 # the CT benchmark without the CPU's timed runs, then the CT tests and memcheck on them.
 # multi-test and multi-bench: the split over several devices (docs/GPU.md, "Several GPUs").
+# build-sense builds recon_cuda_tests and sense_bench (BUILD_TARGETS=... is overridden by it); sense-bench breaks one
+# SENSE reconstruction and the coil maps down stage by stage (docs/SENSE.md, "Speed").
 # Logs and results go to $OUT (default ./out).
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}
@@ -27,7 +29,8 @@ targets="${BUILD_TARGETS:-recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu
 jobs=16
 has build-ct && targets="recon_cuda_tests ct_dd_bench"
 has build-multi && targets="recon_cuda_tests multi_gpu_bench reconstudio-cli" && jobs=$(nproc)
-if has build || has build-ct || has build-multi; then
+has build-sense && targets="recon_cuda_tests sense_bench"
+if has build || has build-ct || has build-multi || has build-sense; then
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
   nvcc --version | tail -2 | tee -a "$OUT/device.txt"
   cmake -S . -B $B -G Ninja -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF -DRECONSTUDIO_WITH_CUDA=ON \
@@ -95,6 +98,10 @@ if has multi-bench; then
   if [ -n "${MULTI_BENCH_256:-}" ]; then
     $B/tests/recon/cuda/multi_gpu_bench --sizes 256 --coils 8,32 --no-multi 2>>"$OUT/multi-bench.err" | tee -a "$OUT/multi-bench.txt"
   fi
+fi
+if has sense-bench; then
+  # Where one SENSE reconstruction's time goes (issue 14; docs/SENSE.md "Speed"): 128^3, 8 coils.
+  $B/tests/recon/cuda/sense_bench --size 128 --coils 8 --repeats 2 2>"$OUT/sense-bench.err" | tee "$OUT/sense-bench.txt"
 fi
 if has ct-peers; then
   # ASTRA's CGLS and SIRT on our scans (issue 18; tools/ct/astra_iterative.py): its wheels carried in
