@@ -33,6 +33,13 @@ std::vector<double> circulantEigenvalues(const Grid& grid, const ComplexArray& q
 // Eigenvalues of T. Chan's optimal circulant of a real square matrix on the grid (e.g. W^T W).
 std::vector<double> circulantEigenvalues(const Grid& grid, const CsrMatrix& a);
 
+// The spectrum (N grid, FFT order) of m_max^{p-1} M^{-p}, M = data + weight * penalty (eigenvalues
+// as above; `penalty` may be empty; p = `exponent` in (0, 1], 1 the plain inverse), each eigenvalue
+// floored at `floor` times the largest m_max so that it stays bounded where the data hardly
+// sample k-space. Throws InputError on mismatched sizes, a non-finite weight, an exponent or
+// floor out of range, or eigenvalues that are all zero.
+std::vector<double> inverseCirculantSpectrum(const Grid& grid, const std::vector<double>& data, const std::vector<double>& penalty,
+                                             double weight, double exponent = 1, double floor = 1e-3);
 // The kernel q' on grid.doubled() of m_max^{p-1} M^{-p}, M = data + weight * penalty (eigenvalues
 // as above; `penalty` may be empty; p = `exponent` in (0, 1], 1 the plain inverse), each
 // eigenvalue floored at `floor` times the largest m_max so that it stays bounded where the
@@ -40,9 +47,17 @@ std::vector<double> circulantEigenvalues(const Grid& grid, const CsrMatrix& a);
 // exponent or floor out of range, or eigenvalues that are all zero.
 ComplexArray inverseCirculantKernel(const Grid& grid, const std::vector<double>& data, const std::vector<double>& penalty,
                                     double weight, double exponent = 1, double floor = 1e-3);
-// That preconditioner as an operator on `backend` (its forward applies it).
+// That preconditioner as an operator on `backend` (its forward applies it) through the Toeplitz
+// product: the backend's own FFTs on the 2N grid (on a GPU the vectors never leave it).
 std::shared_ptr<ToeplitzOperator> inverseCirculant(Backend& backend, const Grid& grid, const std::vector<double>& data,
                                                    const std::vector<double>& penalty, double weight, double exponent = 1,
                                                    double floor = 1e-3);
+
+// The same operator applied on the N grid by an FFT pair in the host's memory (download, FFT,
+// spectrum, inverse FFT, upload): for the CPU backend, whose vectors are on the host, about a
+// fifth of the Toeplitz product's work in 3D (docs/SCALING.md).
+LinearOperatorPtr inverseCirculantOnGrid(VectorSpace& space, const Grid& grid, const std::vector<double>& data,
+                                         const std::vector<double>& penalty, double weight, double exponent = 1,
+                                         double floor = 1e-3);
 
 }  // namespace recon
