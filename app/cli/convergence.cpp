@@ -1,14 +1,17 @@
 #include "convergence.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <sstream>
 #include <vector>
 
 #include "arguments.hpp"
 #include "json_text.hpp"
+#include "recon/backend/circulant_preconditioner.hpp"
 #include "recon/io/file_util.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -53,6 +56,7 @@ CaseSpec caseOf(const std::string& text) {
 struct Reach {
     int iterations = 0;   // CG iterations run (to the target, or the cap)
     double seconds = 0;   // wall time of the solve() call
+    double cpu_seconds = 0;  // the process's CPU time (all threads) in it: steadier on a shared machine
     double psnr = 0;      // at the last iteration
     double first_psnr = 0;  // at the first iteration
     double setup_seconds = 0;  // from the call to the first iteration's record (Q, F^H d, ... built)
@@ -68,6 +72,7 @@ Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, 
     o.iterations = cap;
     o.snapshot_every = 0;
     const auto t0 = Clock::now();
+    const std::clock_t c0 = std::clock();
     CallbackMonitor monitor(
         [&](int, const IterationRecord& rec, const ComplexArray*) {
             if (r.iterations == 0) {
@@ -85,12 +90,38 @@ Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, 
         &stop);
     s.solve(o, monitor);
     r.seconds = since(t0);
+    r.cpu_seconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
     return r;
+}
+
+// Median wall seconds of `repeats` applications of `op` to a random-ish vector.
+double applySeconds(const LinearOperator& op, int repeats = 7) {
+    ComplexArray host(op.inSize());
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = cdouble(std::sin(0.1 * double(i)), std::cos(0.37 * double(i)));
+    Vector x = op.space().fromHost(host), y = op.space().make(op.outSize());
+    op.forward(x, y);  // plans, scratch
+    std::vector<double> t;
+    for (int i = 0; i < repeats; ++i) {
+        op.space().synchronize();
+        const auto t0 = Clock::now();
+        op.forward(x, y);
+        op.space().synchronize();
+        t.push_back(since(t0));
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
 }
 
 std::string cell(const Reach& r) {
     char b[64];
     std::snprintf(b, sizeof b, "%s%3d it %8.3f s", r.reached ? " " : ">", r.iterations, r.seconds);
+    return b;
+}
+
+// Iterations, wall seconds and CPU seconds.
+std::string cellWithCpu(const Reach& r) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%s%3d it %7.3f %7.3f", r.reached ? " " : ">", r.iterations, r.seconds, r.cpu_seconds);
     return b;
 }
 
@@ -114,11 +145,11 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
     std::printf("target: plain CG's PSNR after %d iterations from zero; times are whole reconstructions (Q, F^H d, the\n"
                 "preconditioner's eigenvalues and M^{-1}, the density weights and F^H (w d) of the gridding start, CG) from\n"
                 "a fresh session; lambda x2: warm iterations and time (M^{-1}'s rebuild included) to a relative residual\n"
-                "of %g at the new lambda ('>': not reached)\n\n",
+                "of %g at the new lambda ('>': not reached); each cell: iterations, wall s, CPU s (all threads)\n\n",
                 iterations, kLambdaChangeTolerance);
-    std::printf("%-22s %-10s %-11s %8s %8s | %-19s", "case", "grid", "prior", "lambda", "PSNR", "plain");
-    for (const Variant& v : variants) std::printf(" | %-19s", v.name);
-    std::printf(" | %-19s | %-19s\n", "lambda x2 plain", "lambda x2 circulant");
+    std::printf("%-22s %-10s %-11s %8s %8s | %-22s", "case", "grid", "prior", "lambda", "PSNR", "plain");
+    for (const Variant& v : variants) std::printf(" | %-22s", v.name);
+    std::printf(" | %-22s | %-22s\n", "lambda x2 plain", "lambda x2 circulant");
     std::ostringstream json;
     json << "[";
     bool first = true;
@@ -126,6 +157,20 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
         const CaseSpec spec = caseOf(name);
         std::fprintf(stderr, "simulating %s ...\n", name.c_str());
         const auto data = simulate(spec);
+        if (backend->info().kind == "cpu") {
+            // One application of F^H F and of M^{-1/2} both ways (the eigenvalues' values do not matter
+            // to the time): what a preconditioned iteration adds on the CPU.
+            ReconstructionSession s(backend);
+            s.setDataset(data);
+            const Grid& g = data->grid;
+            std::vector<double> eig(g.voxels());
+            for (std::size_t i = 0; i < eig.size(); ++i) eig[i] = 1.0 + double(i % 17);
+            const double fhf = applySeconds(*s.toeplitz({"", kDefaultNufftTolerance}));
+            const double toep = applySeconds(*inverseCirculant(*backend, g, eig, {}, 0, 0.5));
+            const double ngrid = applySeconds(*inverseCirculantOnGrid(*backend, g, eig, {}, 0, 0.5));
+            std::printf("%s, one application (median of 7): F^H F %.2f ms; M^-1/2 through the Toeplitz product %.2f ms, "
+                        "on the N grid %.2f ms\n", name.c_str(), 1e3 * fhf, 1e3 * toep, 1e3 * ngrid);
+        }
         const std::vector<std::string> regs = regularizers == "case" ? std::vector<std::string>{spec.regularizer} : split(regularizers);
         for (const std::string& reg : regs) {
             SolveOptions o;
@@ -164,14 +209,14 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
             }
 
             std::printf("%-22s %-10s %-11s %8.3g %8.2f | %s", name.c_str(), data->grid.describe().c_str(), reg.c_str(), o.lambda,
-                        target, cell(p).c_str());
-            for (const Reach& r : reached) std::printf(" | %s", cell(r).c_str());
-            std::printf(" | %s | %s\n", cell(p2).c_str(), cell(c2).c_str());
+                        target, cellWithCpu(p).c_str());
+            for (const Reach& r : reached) std::printf(" | %s", cellWithCpu(r).c_str());
+            std::printf(" | %s | %s\n", cellWithCpu(p2).c_str(), cellWithCpu(c2).c_str());
             std::fflush(stdout);
             auto obj = [](const Reach& r) {
                 std::ostringstream s;
                 s << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds)
-                  << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
+                  << ",\"cpu_seconds\":" << jsonNumber(r.cpu_seconds) << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
                 return s.str();
             };
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
