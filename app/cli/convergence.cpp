@@ -216,7 +216,8 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
             auto obj = [](const Reach& r) {
                 std::ostringstream s;
                 s << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds)
-                  << ",\"cpu_seconds\":" << jsonNumber(r.cpu_seconds) << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
+                  << ",\"cpu_seconds\":" << jsonNumber(r.cpu_seconds) << ",\"setup_seconds\":" << jsonNumber(r.setup_seconds)
+                  << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
                 return s.str();
             };
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
