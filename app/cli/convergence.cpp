@@ -157,9 +157,9 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
         const CaseSpec spec = caseOf(name);
         std::fprintf(stderr, "simulating %s ...\n", name.c_str());
         const auto data = simulate(spec);
-        if (backend->info().kind == "cpu") {
+        {
             // One application of F^H F and of M^{-1/2} both ways (the eigenvalues' values do not matter
-            // to the time): what a preconditioned iteration adds on the CPU.
+            // to the time): what a preconditioned iteration adds (on a GPU the N-grid way crosses the host).
             ReconstructionSession s(backend);
             s.setDataset(data);
             const Grid& g = data->grid;
