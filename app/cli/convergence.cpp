@@ -158,7 +158,7 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
         std::fprintf(stderr, "simulating %s ...\n", name.c_str());
         const auto data = simulate(spec);
         {
-            // One application of F^H F and of M^{-1/2} both ways (the eigenvalues' values do not matter
+            // One application of F^H F and of M^{-p} both ways (the eigenvalues' values do not matter
             // to the time): what a preconditioned iteration adds (on a GPU the N-grid way crosses the host).
             ReconstructionSession s(backend);
             s.setDataset(data);
@@ -168,7 +168,7 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
             const double fhf = applySeconds(*s.toeplitz({"", kDefaultNufftTolerance}));
             const double toep = applySeconds(*inverseCirculant(*backend, g, eig, {}, 0, 0.5));
             const double ngrid = applySeconds(*inverseCirculantOnGrid(*backend, g, eig, {}, 0, 0.5));
-            std::printf("%s, one application (median of 7): F^H F %.2f ms; M^-1/2 through the Toeplitz product %.2f ms, "
+            std::printf("%s, one application (median of 7): F^H F %.2f ms; M^-p through the Toeplitz product %.2f ms, "
                         "on the N grid %.2f ms\n", name.c_str(), 1e3 * fhf, 1e3 * toep, 1e3 * ngrid);
         }
         const std::vector<std::string> regs = regularizers == "case" ? std::vector<std::string>{spec.regularizer} : split(regularizers);
