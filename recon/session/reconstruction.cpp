@@ -300,7 +300,7 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     }
     // M^{-3/4}, not M^{-1}: on the demo cases (docs/SCALING.md) the full inverse boosts the sparsely
     // sampled edge of k-space early and reaches plain CG's 60-iteration PSNR later (3D: 55-60 of 60
-    // iterations); 3/4 needed 20-35 % fewer iterations than 1/2 for tikhonov and fd, as many for anatomical.
+    // iterations); 3/4 needed 3-27 % fewer iterations than 1/2 for tikhonov and fd, as many for anatomical.
     constexpr double kExponent = 0.75;
     // On the CPU the N-grid FFT pair (the vectors are on the host already) is the same operator at
     // a fraction of the Toeplitz product's cost; a device keeps its vectors and uses its own FFTs.
@@ -329,7 +329,7 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
         {
             std::lock_guard<std::mutex> lock(mutex_);
             fhd_.clear();
-    gridded_.clear();
+            gridded_.clear();
             toeplitz_.clear();
             fourier_.clear();
             regularizer_.reset();
