@@ -17,6 +17,7 @@
 #include "recon/backend/backend.hpp"
 #include "recon/core/dataset.hpp"
 #include "recon/core/preconditioner_kind.hpp"
+#include "recon/core/start_image.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/linop/distributed_stack.hpp"
 #include "recon/operators/regularizer.hpp"
@@ -57,6 +58,9 @@ struct SolveOptions {
     // M^{-1} of the quadratic CG (single-image solves; not SENSE or ADMM): the inverse of the
     // circulant approximation of F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp).
     PreconditionerKind preconditioner = PreconditionerKind::None;
+    // Where a cold quadratic CG solve starts (single-image solves; not SENSE or ADMM): zero, or
+    // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
+    StartImage start = StartImage::Zero;
     AnatomicalOptions anatomical;
     // The sparse priors (tv, wavelet, anatomical-tv; recon/session/sparse_solve.cpp): a sum of
     // terms, each with its own lambda. Empty: the one term (regularizer, lambda) above.
@@ -207,6 +211,9 @@ public:
 
     // F^H d of one coil (kept in the backend's memory) and the Toeplitz kernel, cached per method.
     std::shared_ptr<const Vector> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
+    // F^H (w d) of one coil with the density weights gridding uses (densityWeights()), on the
+    // backend, cached per method: StartImage::Gridding's start before its scaling.
+    std::shared_ptr<const Vector> densityWeightedAdjoint(int coil, const FourierMethod& method, const Progress& progress = {});
     std::shared_ptr<const ToeplitzOperator> toeplitz(const FourierMethod& method, const Progress& progress = {});
     // F = diag(phi) * (the backend's Fourier sums), its normal F^H F through the Toeplitz kernel.
     LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {});
@@ -258,7 +265,12 @@ private:
     mutable std::mutex mutex_;  // guards the caches against a status query from another thread
     std::map<DensityMethod, std::vector<double>> density_;
     std::map<DensityMethod, double> density_seconds_;  // what computing each cached set cost
-    std::map<std::string, std::vector<std::shared_ptr<const Vector>>> fhd_;  // method key -> per coil
+    using AdjointCache = std::map<std::string, std::vector<std::shared_ptr<const Vector>>>;  // method key -> per coil
+    AdjointCache fhd_;      // F^H d
+    AdjointCache gridded_;  // F^H (w d)
+    // F^H (w d) (weights null: F^H d) of one coil on the backend, cached in `cache`.
+    std::shared_ptr<const Vector> weightedAdjoint(AdjointCache& cache, int coil, const FourierMethod& method,
+                                                  const std::vector<double>* weights, const Progress& progress);
     std::map<std::string, std::shared_ptr<const ToeplitzOperator>> toeplitz_;
     std::map<std::string, LinearOperatorPtr> fourier_;
     LinearOperatorPtr regularizer_;
