@@ -21,7 +21,7 @@ export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_NUM_THREADS=${OMP_NUM_THR
 dims=2 n=128 spokes=64 noise=0 header=1
 ours_iterations=200 pics_iterations=1000 l2_iterations=100
 # Ours: a sparse lambda is a threshold relative to an image of magnitude about 1 (docs/CONVENTIONS.md).
-ours_lambdas="0.03 0.05 0.1 0.2 0.3 0.5 1"
+ours_lambdas="0.01 0.02 0.05 0.1 0.2 0.5 1"
 # BART's: relative to its own scaling of the data (pics prints it); TV and wavelets peak inside this grid.
 pics_lambdas="0.0003 0.001 0.002 0.005 0.01 0.03"
 pics_l2_lambdas="0 0.001 0.01 0.1 0.3 1 3"
