@@ -154,6 +154,10 @@ struct NoiseEstimate {
     std::size_t samples = 0;  // how many it rests on
 };
 NoiseEstimate estimateNoise(const Dataset& d);
+// The k-space sampling density at half the largest |k| (the shell 0.4..0.6 k_max) over the mean
+// density M / N^d: F^H F's eigenvalue there over its mean s. About 1.3 for 2D radial spokes, 2.5 for
+// the 3D kooshball (density 1/|k| against 1/|k|^2); 1 where the shell holds no samples.
+double midBandDensity(const Dataset& d);
 
 // What suggestLambda chose and why (recon/session/lambda_choice.cpp; docs/CONVENTIONS.md).
 //  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is
@@ -166,6 +170,7 @@ struct LambdaChoice {
     std::string rule;           // one line: the rule and the numbers it used
     NoiseEstimate noise;
     double image_scale = 0;     // m (sparse priors)
+    double band_density = 0;    // r, midBandDensity (sparse priors)
     // Quadratic priors: the path it chose from, (lambda, ||F x - d||^2) in the order solved, and its target M sigma^2.
     std::vector<std::pair<double, double>> curve;
     double target = 0;
