@@ -74,24 +74,25 @@ double midBandDensity(const Dataset& d) {
 
 namespace {
 
-// The sparse priors' rule, lambda = kappa m r: kappa per prior, fitted once to the best lambda of
-// 7-value sweeps on the 2D demo cases (200 iterations; docs/SPARSE.md has the table), not tuned
-// per data set; m the image's magnitude; r = midBandDensity. lambda s is the threshold on F^H F's
-// scale, but the prior acts at the mid and high frequencies, where F^H F's eigenvalue is r s, not s:
-// without r a kooshball (r = 2.5) gets half the image-domain threshold of 2D spokes (r = 1.3), and
-// 3D came out 1-2 dB below the sweep's best (docs/SPARSE.md). The noise does not enter: at 30 dB it
-// moved no 2D case's best lambda, and the outer k-space cannot tell it from the phantoms' own high
-// frequencies there (estimateNoise: 9.5 noisy vs 7.4 noiseless on radial-2d, true 6.4).
+// The sparse priors' rule, lambda = kappa m r: m the image's magnitude, r = midBandDensity, kappa per
+// prior. lambda s is a threshold on F^H F's scale, but the prior acts at the mid and high frequencies,
+// where F^H F's eigenvalue is r s, not s; without r a kooshball (r = 2.5) got half the image-domain
+// threshold of 2D spokes (r = 4/pi) and 3D came out 1-2 dB below the sweep's best (docs/SPARSE.md).
+// kappa was fitted once to 7-value sweeps on the 2D demo cases (200 iterations), not per data set:
+// the fit without r (TV 0.1, wavelets 0.2, anatomical TV 1) divided by 2D spokes' r = 4/pi, so 2D
+// radial data get the lambda they had. The noise does not enter: at 30 dB it moved no 2D case's best
+// lambda, and the outer k-space cannot tell it from the phantoms' own high frequencies there
+// (estimateNoise: 9.5 noisy vs 7.4 noiseless on radial-2d, true 6.4).
 double sparseKappa(RegularizerKind k, int dims) {
     switch (k) {
-        case RegularizerKind::TotalVariation: return 0.1;
+        case RegularizerKind::TotalVariation: return 0.08;
         // On an orthonormal wavelet's finest level an edge of contrast c gives coefficients of
         // c 2^(d/2 - 1) (a 2^d block split in half), noise the same in 2D and 3D: the threshold
         // follows the edges' coefficients.
-        case RegularizerKind::Wavelet: return 0.2 * std::pow(2.0, dims / 2.0 - 1.0);
+        case RegularizerKind::Wavelet: return 0.16 * std::pow(2.0, dims / 2.0 - 1.0);
         // Differences across the reference's edges weigh 0.05: the prior tolerates a larger lambda
         // (the default of defaultSparseLambda, not swept here).
-        case RegularizerKind::AnatomicalTotalVariation: return 1.0;
+        case RegularizerKind::AnatomicalTotalVariation: return 0.8;
         default: throw InputError("'" + toString(k) + "' is not a sparse prior");
     }
 }
