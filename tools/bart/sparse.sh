@@ -115,6 +115,10 @@ for prior in tv wavelet fd; do
     row "ReconStudio ${solver[$prior]}, $it iterations, best of sweep" "$(printf %.3g "$3") x s$edge" "$1" "$2" "$4" "$5"
     consider ours "$1" "$2" "$4" "$5" "ReconStudio ${solver[$prior]}"
     if [[ $prior != fd ]]; then
+        # The best lambda again with three times the iterations: how far the sweep's solves were from converged.
+        set -- $(ours "$prior" "$3" $((3 * it)))
+        row "ReconStudio ${solver[$prior]}, $((3 * it)) iterations, the sweep's best lambda" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
+        consider ours "$1" "$2" "$4" "$5" "ReconStudio ${solver[$prior]}, $((3 * it)) iterations"
         set -- $(ours "$prior" auto "$it")
         row "ReconStudio ${solver[$prior]}, $it iterations, lambda auto" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
     fi
