@@ -150,7 +150,7 @@ TEST(LambdaChoice, MidBandDensityOfRadialSpokes) {
 // In 3D the rule lands within 0.5 dB of the best of a sweep: TV and wavelets on a noiseless 32^3
 // kooshball at the default case's undersampling (256 spokes, M = N^3/4). Measured: TV auto 0.112
 // 25.60 dB (best 0.2, 25.58), wavelets auto 0.316 25.48 dB (best 0.5, 25.67). The rule before
-// (lambda = kappa m, no density ratio) fails here: TV 0.054 24.65 dB, wavelets 0.108 25.05 dB.
+// (lambda = kappa m, no density ratio) fails TV here: 0.054, 24.75 dB (wavelets 0.108, 25.22 dB).
 TEST(LambdaChoice, SparseRuleLandsNearTheBestOfASweepIn3D) {
     CaseSpec spec = demoCase("default");
     spec.trajectory.n = 32;
