@@ -158,11 +158,16 @@ struct NoiseEstimate {
     std::size_t samples = 0;  // how many it rests on
 };
 NoiseEstimate estimateNoise(const Dataset& d);
+// The k-space sampling density at half the largest |k| (the shell 0.4..0.6 k_max) over the mean
+// density M / N^d: F^H F's eigenvalue there over its mean s. About 1.3 for 2D radial spokes, 2.5 for
+// the 3D kooshball (density 1/|k| against 1/|k|^2); 1 where the shell holds no samples.
+double midBandDensity(const Dataset& d);
 
 // What suggestLambda chose and why (recon/session/lambda_choice.cpp; docs/CONVENTIONS.md).
 //  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is
 //    the prior's fraction kappa of the image's magnitude m (the largest |x| after 10 CG
-//    iterations without a prior): TV 0.1, wavelet 0.2, anatomical TV 1.
+//    iterations without a prior) times r = midBandDensity (F^H F's eigenvalue where the prior
+//    acts, over s): TV 0.08, wavelet 0.16 in 2D and 0.16 sqrt 2 in 3D, anatomical TV 0.8.
 //  - Quadratic priors (tikhonov, fd, anatomical): the discrepancy principle, the lambda at which
 //    ||F x - d||^2 falls to M sigma^2, found along a warm-started path of lambdas.
 struct LambdaChoice {
@@ -170,6 +175,7 @@ struct LambdaChoice {
     std::string rule;           // one line: the rule and the numbers it used
     NoiseEstimate noise;
     double image_scale = 0;     // m (sparse priors)
+    double band_density = 0;    // r, midBandDensity (sparse priors)
     // Quadratic priors: the path it chose from, (lambda, ||F x - d||^2) in the order solved, and its target M sigma^2.
     std::vector<std::pair<double, double>> curve;
     double target = 0;
