@@ -132,6 +132,33 @@ void CsrMatrix::multiply(const std::complex<T>* x, std::complex<T>* y) const {
 template void CsrMatrix::multiply<float>(const cfloat*, cfloat*) const;
 template void CsrMatrix::multiply<double>(const cdouble*, cdouble*) const;
 
+std::vector<double> anatomicalEdgeWeights(const Grid& g, const ComplexArray& reference, const AnatomicalOptions& opts) {
+    const std::size_t nvox = g.voxels();
+    if (reference.size() != nvox)
+        throw InputError("the anatomical prior needs a reference image of " + g.describe() + " voxels, got " +
+                         std::to_string(reference.size()) + " values");
+    if (!(opts.edge_threshold > 0) || !(opts.edge_weight >= 0) || !(opts.edge_weight <= 1))
+        throw InputError("the anatomical prior: the edge threshold must be > 0 and the edge weight in [0, 1]");
+    double refmax = 0;
+    for (auto v : reference) refmax = std::max(refmax, std::abs(v));
+    if (!(refmax > 0)) throw InputError("the reference image for the anatomical prior is all zero");
+    const std::array<std::int64_t, 3> st{1, g.n[0], std::int64_t(g.n[0]) * g.n[1]};
+    std::vector<double> w(std::size_t(g.dims) * nvox, 1.0);
+    for (int axis = 0; axis < g.dims; ++axis)
+        for (int z = 0; z < g.n[2]; ++z)
+            for (int y = 0; y < g.n[1]; ++y)
+                for (int x = 0; x < g.n[0]; ++x) {
+                    const std::array<int, 3> p{x, y, z};
+                    if (p[axis] + 1 >= g.n[axis]) continue;
+                    const std::size_t a = g.index(x, y, z), b = a + std::size_t(st[axis]);
+                    const double jump = std::abs(std::abs(reference[b]) - std::abs(reference[a])) / refmax;
+                    // An edge in the reference: the image may jump here at little cost.
+                    if (jump > opts.edge_threshold) w[std::size_t(axis) * nvox + a] = opts.edge_weight;
+                }
+    return w;
+}
+
+
 Regularizer makeRegularizer(RegularizerKind kind, const Grid& g, const ComplexArray* reference,
                             const AnatomicalOptions& opts) {
     if (isSparse(kind))
@@ -154,12 +181,10 @@ Regularizer makeRegularizer(RegularizerKind kind, const Grid& g, const ComplexAr
         normal = w;
         return reg;
     }
-    double refmax = 0;
+    std::vector<double> weights;  // anatomicalEdgeWeights' layout; empty: all 1
     if (kind == RegularizerKind::AnatomicalFiniteDifference) {
-        if (!reference || reference->size() != std::size_t(nvox))
-            throw InputError("the anatomically weighted regulariser needs a reference image of " + g.describe() + " voxels");
-        for (auto v : *reference) refmax = std::max(refmax, std::abs(v));
-        if (!(refmax > 0)) throw InputError("the reference image for the anatomical prior is all zero");
+        if (!reference) throw InputError("the anatomically weighted regulariser needs a reference image of " + g.describe() + " voxels");
+        weights = anatomicalEdgeWeights(g, *reference, opts);
     }
     // One row per neighbour pair along each axis (no wrap-around): w (x_b - x_a), b = a + stride,
     // axis after axis, pairs in z, y, x order. Built slice by slice in parallel (a 128^3 grid has
@@ -186,11 +211,7 @@ Regularizer makeRegularizer(RegularizerKind kind, const Grid& g, const ComplexAr
             for (int y = 0; y < m[1]; ++y)
                 for (int x = 0; x < m[0]; ++x) {
                     const std::int64_t a = std::int64_t(g.index(x, y, z)), b = a + stride[std::size_t(axis)];
-                    double weight = 1.0;
-                    if (kind == RegularizerKind::AnatomicalFiniteDifference) {
-                        const double jump = std::abs(std::abs((*reference)[std::size_t(b)]) - std::abs((*reference)[std::size_t(a)])) / refmax;
-                        if (jump > opts.edge_threshold) weight = opts.edge_weight;
-                    }
+                    const double weight = weights.empty() ? 1.0 : weights[std::size_t(axis) * std::size_t(nvox) + std::size_t(a)];
                     const std::int64_t row = first_row[std::size_t(axis)] + (std::int64_t(z) * m[1] + y) * m[0] + x;
                     w.row_ptr[std::size_t(row)] = 2 * row;
                     w.col[std::size_t(2 * row)] = std::int32_t(a);

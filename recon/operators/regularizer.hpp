@@ -52,6 +52,13 @@ struct AnatomicalOptions {
     double edge_weight = 0.05;
 };
 
+// Haldar's anatomical edge weights, one per difference in the gradient's layout (dims blocks of
+// grid.voxels(): the weight of the pair (v, v + e_axis) at axis * voxels() + v; 1 where v has no
+// such neighbour): a difference whose reference magnitudes differ by more than opts.edge_threshold
+// of the reference's maximum keeps opts.edge_weight. The one rule of the anatomical fd regulariser
+// and of anatomical TV (recon/priors).
+std::vector<double> anatomicalEdgeWeights(const Grid& grid, const ComplexArray& reference, const AnatomicalOptions& opts);
+
 // Builds W for `grid` (quadratic kinds only). The anatomical kind needs `reference` (grid.voxels() values).
 Regularizer makeRegularizer(RegularizerKind kind, const Grid& grid, const ComplexArray* reference = nullptr,
                             const AnatomicalOptions& opts = {});

@@ -124,30 +124,14 @@ CsrMatrix gradientMatrix(const Grid& g, const std::vector<double>* edge_weights)
     return w;
 }
 
-std::vector<double> anatomicalEdgeWeights(const Grid& g, const ComplexArray& reference, const AnatomicalOptions& opts) {
-    const std::size_t nvox = g.voxels();
-    if (reference.size() != nvox)
-        throw InputError("anatomical TV needs a reference image of " + g.describe() + " voxels, got " +
-                         std::to_string(reference.size()) + " values");
-    if (!(opts.edge_threshold > 0) || !(opts.edge_weight >= 0) || !(opts.edge_weight <= 1))
-        throw InputError("anatomical TV: the edge threshold must be > 0 and the edge weight in [0, 1]");
-    double refmax = 0;
-    for (auto v : reference) refmax = std::max(refmax, std::abs(v));
-    if (!(refmax > 0)) throw InputError("the reference image for the anatomical prior is all zero");
-    const auto st = strides(g);
-    std::vector<double> w(std::size_t(g.dims) * nvox, 1.0);
-    for (int axis = 0; axis < g.dims; ++axis)
-        for (int z = 0; z < g.n[2]; ++z)
-            for (int y = 0; y < g.n[1]; ++y)
-                for (int x = 0; x < g.n[0]; ++x) {
-                    const std::array<int, 3> p{x, y, z};
-                    if (p[axis] + 1 >= g.n[axis]) continue;
-                    const std::size_t a = g.index(x, y, z), b = a + std::size_t(st[axis]);
-                    const double jump = std::abs(std::abs(reference[b]) - std::abs(reference[a])) / refmax;
-                    // An edge in the reference: the image may jump here at little cost.
-                    if (jump > opts.edge_threshold) w[std::size_t(axis) * nvox + a] = opts.edge_weight;
-                }
-    return w;
+LinearOperatorPtr quadraticRegularizer(VectorSpace& space, RegularizerKind kind, const Grid& grid, const ComplexArray* reference,
+                                       const AnatomicalOptions& opts) {
+    if (kind == RegularizerKind::FiniteDifference) return gradientOperator(space, grid, nullptr, "W (fd)");
+    if (kind != RegularizerKind::AnatomicalFiniteDifference)
+        throw InputError("'" + toString(kind) + "' has no matrix-free quadratic form (expected fd or anatomical)");
+    if (!reference) throw InputError("the anatomically weighted regulariser needs a reference image");
+    const std::vector<double> edges = anatomicalEdgeWeights(grid, *reference, opts);
+    return gradientOperator(space, grid, &edges, "W (anatomical)");
 }
 
 SparseTerm totalVariation(VectorSpace& space, const Grid& grid, double weight, bool anisotropic,

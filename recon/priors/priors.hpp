@@ -35,9 +35,13 @@ CsrMatrix gradientMatrix(const Grid& grid, const std::vector<double>* edge_weigh
 // its normal D^T D in one pass. `edge_weights` as there.
 LinearOperatorPtr gradientOperator(VectorSpace& space, const Grid& grid, const std::vector<double>* edge_weights = nullptr,
                                    std::string name = "gradient");
-// Anatomical edge weights (regularizer.cpp's rule): a difference whose reference magnitudes
-// differ by more than opts.edge_threshold of the reference's maximum keeps opts.edge_weight.
-std::vector<double> anatomicalEdgeWeights(const Grid& grid, const ComplexArray& reference, const AnatomicalOptions& opts);
+// The quadratic regularisers' W without a matrix (the session's penalty for fd and anatomical):
+// the gradient, with anatomicalEdgeWeights (recon/operators/regularizer.hpp) for the anatomical
+// kind, so that its Normal product D^T diag(w^2) D is makeRegularizer's W^T W. Its rows are the
+// gradient's (dims * voxels(), a zero row where a voxel has no neighbour), not the CSR W's, so
+// ||W x||^2 is the same. InputError for other kinds, or the anatomical kind without a reference.
+LinearOperatorPtr quadraticRegularizer(VectorSpace& space, RegularizerKind kind, const Grid& grid,
+                                       const ComplexArray* reference = nullptr, const AnatomicalOptions& opts = {});
 
 // Isotropic (group = dims) or anisotropic (group = 1) total variation; `reference` given: the
 // anatomically weighted form (Haldar's edge weights, l1 norm).

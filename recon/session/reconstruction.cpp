@@ -9,6 +9,7 @@
 #include "recon/backend/circulant_preconditioner.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/core/host_memory.hpp"
+#include "recon/priors/priors.hpp"
 #include "recon/sense/prewhiten.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
@@ -56,7 +57,6 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     toeplitz_.clear();
     fourier_.clear();
     regularizer_.reset();
-    regularizer_matrix_.reset();
     circulant_data_.clear();
     circulant_penalty_.clear();
     preconditioner_ = {};
@@ -255,21 +255,33 @@ LinearOperatorPtr ReconstructionSession::fourierOperator(const FourierMethod& me
     return f;
 }
 
+const ComplexArray* ReconstructionSession::regularizerReference(const SolveOptions& opts) const {
+    const Dataset& d = dataset();
+    const ComplexArray* ref = d.hasReference() ? &d.reference : nullptr;
+    if (opts.regularizer == RegularizerKind::AnatomicalFiniteDifference && !ref)
+        throw InputError("the anatomically weighted regulariser needs a reference image; this data set has none");
+    return ref;
+}
+
 LinearOperatorPtr ReconstructionSession::regularizerOperator(const SolveOptions& opts) {
     const Dataset& d = dataset();
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (regularizer_ && regularizer_kind_ == opts.regularizer) return regularizer_;
     }
-    const ComplexArray* ref = d.hasReference() ? &d.reference : nullptr;
-    if (opts.regularizer == RegularizerKind::AnatomicalFiniteDifference && !ref)
-        throw InputError("the anatomically weighted regulariser needs a reference image; this data set has none");
-    auto reg = std::make_shared<const Regularizer>(makeRegularizer(opts.regularizer, d.grid, ref, opts.anatomical));
-    LinearOperatorPtr op = sparseMatrix(*backend_, std::shared_ptr<const CsrMatrix>(reg, &reg->w),
-                                        std::shared_ptr<const CsrMatrix>(reg, &reg->normal), "W (" + toString(opts.regularizer) + ")");
+    const ComplexArray* ref = regularizerReference(opts);
+    LinearOperatorPtr op;
+    if (opts.regularizer == RegularizerKind::Tikhonov) {
+        auto reg = std::make_shared<const Regularizer>(makeRegularizer(opts.regularizer, d.grid, ref, opts.anatomical));
+        op = sparseMatrix(*backend_, std::shared_ptr<const CsrMatrix>(reg, &reg->w),
+                          std::shared_ptr<const CsrMatrix>(reg, &reg->normal), "W (" + toString(opts.regularizer) + ")");
+    } else {
+        // fd and anatomical: the gradient stencil, nothing built on the host or uploaded (the CSR
+        // W^T W took about half of a 128^3 SENSE solve on the H100).
+        op = quadraticRegularizer(*backend_, opts.regularizer, d.grid, ref, opts.anatomical);
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     regularizer_ = op;
-    regularizer_matrix_ = reg;
     regularizer_kind_ = opts.regularizer;
     return op;
 }
@@ -292,10 +304,12 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     }
     std::vector<double> penalty;
     if (with_penalty) {
-        regularizerOperator(opts);  // makes regularizer_matrix_ for this kind
         auto it = circulant_penalty_.find(opts.regularizer);
-        if (it == circulant_penalty_.end())
-            it = circulant_penalty_.emplace(opts.regularizer, circulantEigenvalues(d.grid, regularizer_matrix_->normal)).first;
+        if (it == circulant_penalty_.end()) {
+            // W^T W as a matrix only here, for its circulant's eigenvalues, and dropped after.
+            const Regularizer reg = makeRegularizer(opts.regularizer, d.grid, regularizerReference(opts), opts.anatomical);
+            it = circulant_penalty_.emplace(opts.regularizer, circulantEigenvalues(d.grid, reg.normal)).first;
+        }
         penalty = it->second;
     }
     // M^{-3/4}, not M^{-1}: on the demo cases (docs/SCALING.md) the full inverse boosts the sparsely
@@ -333,7 +347,6 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
             toeplitz_.clear();
             fourier_.clear();
             regularizer_.reset();
-            regularizer_matrix_.reset();
             preconditioner_ = {};
             resident_ = {};
             sparse_.reset();

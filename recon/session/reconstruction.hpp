@@ -223,7 +223,9 @@ public:
     std::shared_ptr<const ToeplitzOperator> toeplitz(const FourierMethod& method, const Progress& progress = {});
     // F = diag(phi) * (the backend's Fourier sums), its normal F^H F through the Toeplitz kernel.
     LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {});
-    // W as an operator on the backend (its normal W^T W one sparse product), cached per kind.
+    // W as an operator on the backend, cached per kind: fd and anatomical matrix-free (the
+    // gradient stencil, its normal W^T W in one pass; recon/priors quadraticRegularizer),
+    // Tikhonov the identity as a sparse matrix.
     LinearOperatorPtr regularizerOperator(const SolveOptions& opts);
     // M^{-1} for (F^H F + weight W^H W) with the regulariser of `opts` (none when `with_penalty`
     // is false): the circulants' eigenvalues cached per method and regulariser, only M^{-1}
@@ -261,6 +263,8 @@ public:
 
 private:
     std::vector<double> phiValues() const;  // phi(k_m), real
+    // The data set's reference image for opts.regularizer (null if none); InputError when the anatomical kind has none.
+    const ComplexArray* regularizerReference(const SolveOptions& opts) const;
     // solve() for the sparse priors: ADMM (recon/session/sparse_solve.cpp).
     SolveResult solveSparse(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
     struct SparseState;  // the resident ADMM and the transforms, built once per data set
@@ -280,7 +284,6 @@ private:
     std::map<std::string, std::shared_ptr<const ToeplitzOperator>> toeplitz_;
     std::map<std::string, LinearOperatorPtr> fourier_;
     LinearOperatorPtr regularizer_;
-    std::shared_ptr<const Regularizer> regularizer_matrix_;  // regularizer_'s W and W^T W on the host
     RegularizerKind regularizer_kind_{};
     // The circulant preconditioner's eigenvalues (per method key; per regulariser kind) and the last M^{-1}.
     std::map<std::string, std::vector<double>> circulant_data_;

@@ -2,6 +2,7 @@
 // gradient's adjointness, the wavelet transforms' perfect reconstruction and orthogonality.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -224,6 +225,44 @@ TEST(PriorOperators, GradientEqualsTheCsrMatrix) {
             EXPECT_NEAR(std::abs(lhs - rhs), 0.0, 1e-12 * std::abs(lhs)) << what;
         }
     }
+}
+
+// The session's quadratic penalties without matrices: the (weighted) gradient's normal product
+// must be makeRegularizer's CSR W^T W (the anatomical weights enter squared there, as pairs
+// w (x_b - x_a)), and ||W x||^2 (the cost records) the CSR's, on odd and even 2D/3D grids.
+TEST(PriorOperators, QuadraticRegularizerEqualsTheCsrNormal) {
+    auto b = createCpuBackend(Precision::Double);
+    for (const Grid& g : kStencilGrids) {
+        // A reference with many edges at threshold 0.3, and a weight whose square differs from it.
+        ComplexArray ref = randomComplex(g.voxels(), 11);
+        AnatomicalOptions opts;
+        opts.edge_threshold = 0.3;
+        opts.edge_weight = 0.05;
+        const std::vector<double> w = anatomicalEdgeWeights(g, ref, opts);
+        if (g.voxels() > 9) {
+            const auto edges = std::count(w.begin(), w.end(), 0.05);
+            ASSERT_GT(edges, 0) << g.describe();
+            ASSERT_LT(std::size_t(edges), w.size() / 2) << g.describe();
+        }
+        for (RegularizerKind kind : {RegularizerKind::FiniteDifference, RegularizerKind::AnatomicalFiniteDifference}) {
+            const std::string what = g.describe() + " " + toString(kind);
+            const Regularizer csr = makeRegularizer(kind, g, &ref, opts);
+            const LinearOperatorPtr op = quadraticRegularizer(*b, kind, g, &ref, opts);
+            EXPECT_EQ(op->inSize(), g.voxels()) << what;
+            for (unsigned seed : {21u, 22u}) {
+                const ComplexArray x = randomComplex(g.voxels(), seed);
+                EXPECT_LT(relativeError(applyNormal(*op, x), csrProduct(csr.normal, x)), 1e-14) << what;
+                double free2 = 0, csr2 = 0;
+                for (const cdouble v : applyForward(*op, x)) free2 += std::norm(v);
+                for (const cdouble v : csrProduct(csr.w, x)) csr2 += std::norm(v);
+                EXPECT_NEAR(free2, csr2, 1e-13 * csr2) << what;
+            }
+        }
+    }
+    const Grid g = Grid::make2D(4, 4);
+    EXPECT_THROW(quadraticRegularizer(*b, RegularizerKind::AnatomicalFiniteDifference, g, nullptr), InputError);
+    EXPECT_THROW(quadraticRegularizer(*b, RegularizerKind::Tikhonov, g), InputError);
+    EXPECT_THROW(quadraticRegularizer(*b, RegularizerKind::TotalVariation, g), InputError);
 }
 
 TEST(PriorOperators, WaveletEqualsTheCsrLevels) {

@@ -66,6 +66,28 @@ TEST(Session, LambdaScaleIsQZeroAndCachesAreReused) {
     EXPECT_NE(s.cacheStatus().find("Q"), std::string::npos);
 }
 
+// The session's penalty operators (fd and anatomical matrix-free, Tikhonov a sparse identity)
+// apply makeRegularizer's W^T W with the data set's reference and the options' edge rule.
+TEST(Session, PenaltyOperatorsApplyTheRegularizersNormalMatrix) {
+    ReconstructionSession s(createCpuBackend(Precision::Double));
+    auto d = smallCase();
+    ASSERT_TRUE(d->hasReference());
+    s.setDataset(d);
+    const ComplexArray x = randomComplex(d->grid.voxels(), 31);
+    for (RegularizerKind kind : {RegularizerKind::FiniteDifference, RegularizerKind::AnatomicalFiniteDifference,
+                                 RegularizerKind::Tikhonov}) {
+        SolveOptions o;
+        o.regularizer = kind;
+        o.anatomical.edge_weight = 0.2;
+        const LinearOperatorPtr w = s.regularizerOperator(o);
+        EXPECT_EQ(w.get(), s.regularizerOperator(o).get()) << toString(kind);  // cached
+        const Regularizer csr = makeRegularizer(kind, d->grid, &d->reference, o.anatomical);
+        ComplexArray expect(x.size());
+        csr.normal.multiply(x.data(), expect.data());
+        EXPECT_LT(relativeError(applyNormal(*w, x), expect), 1e-13) << toString(kind);
+    }
+}
+
 TEST(Session, CancelKeepsTheLastCompleteIterate) {
     ReconstructionSession s(createCpuBackend(Precision::Single));
     s.setDataset(smallCase());
