@@ -263,6 +263,18 @@ LinearOperatorPtr ReconstructionSession::regularizerOperator(const SolveOptions&
     return op;
 }
 
+const std::vector<double>& ReconstructionSession::circulantData(const FourierMethod& m, const Progress& progress) {
+    const std::string mkey = methodKey(m);
+    auto it = circulant_data_.find(mkey);
+    if (it == circulant_data_.end()) {
+        // T. Chan's optimal circulant: measured on the demo cases it needs fewer iterations than
+        // Strang's, whose wrapped-off corners of Q leave negative eigenvalues for the floor to catch.
+        const ComplexArray q = toeplitz(m, progress)->q();
+        it = circulant_data_.emplace(mkey, circulantEigenvalues(dataset().grid, q, CirculantApproximation::Chan)).first;
+    }
+    return it->second;
+}
+
 LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts, bool with_penalty, double weight,
                                                         const Progress& progress) {
     if (opts.preconditioner == PreconditionerKind::None) return nullptr;
@@ -272,13 +284,7 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     std::ostringstream key;
     key << mkey << " | " << (with_penalty ? toString(opts.regularizer) : "none") << " | " << (with_penalty ? weight : 0.0);
     if (preconditioner_.op && preconditioner_.key == key.str()) return preconditioner_.op;
-    auto data_eig = circulant_data_.find(mkey);
-    if (data_eig == circulant_data_.end()) {
-        // T. Chan's optimal circulant: measured on the demo cases it needs fewer iterations than
-        // Strang's, whose wrapped-off corners of Q leave negative eigenvalues for the floor to catch.
-        const ComplexArray q = toeplitz(m, progress)->q();
-        data_eig = circulant_data_.emplace(mkey, circulantEigenvalues(d.grid, q, CirculantApproximation::Chan)).first;
-    }
+    const std::vector<double>& data_eig = circulantData(m, progress);
     std::vector<double> penalty;
     if (with_penalty) {
         regularizerOperator(opts);  // makes regularizer_matrix_ for this kind
@@ -289,7 +295,7 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     }
     // M^{-1/2}, not M^{-1}: on the demo cases (docs/SCALING.md) the full inverse boosts the sparsely
     // sampled edge of k-space early and reaches plain CG's 60-iteration PSNR later than its square root.
-    preconditioner_ = {key.str(), inverseCirculant(*backend_, d.grid, data_eig->second, penalty, weight, 0.5)};
+    preconditioner_ = {key.str(), inverseCirculant(*backend_, d.grid, data_eig, penalty, weight, 0.5)};
     return preconditioner_.op;
 }
 
