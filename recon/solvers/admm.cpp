@@ -114,8 +114,9 @@ Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std:
     if (opts.inner_iterations < 1) throw InputError("ADMM: the inner CG iterations must be at least 1");
     if (!(opts.relaxation > 0 && opts.relaxation < 2)) throw InputError("ADMM: the over-relaxation must be in (0, 2)");
     if (!(opts.rho_balance > 1) || !std::isfinite(opts.rho_balance) || !(opts.rho_factor > 1) || !std::isfinite(opts.rho_factor) ||
-        opts.adapt_outer < 0)
-        throw InputError("ADMM: residual balancing needs a ratio > 1, a factor > 1 and a number of outer steps >= 0");
+        opts.adapt_outer < 0 || !(opts.rebuild_ratio >= 1))
+        throw InputError("ADMM: residual balancing needs a ratio > 1, a factor > 1 and a number of outer steps >= 0, "
+                         "and the preconditioner's rebuild ratio must be >= 1");
     if (!(opts.threshold_scale > 0) || !std::isfinite(opts.threshold_scale) || !(opts.image_scale > 0) ||
         !std::isfinite(opts.image_scale))
         throw InputError("ADMM: the threshold scale and the image scale must be finite numbers > 0");
