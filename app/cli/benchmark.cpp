@@ -58,7 +58,8 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
   --regularizers R   (--convergence) case (each case's own, default) or a list: tikhonov,fd,anatomical
   --toeplitz GRIDS   instead: the CPU Toeplitz product (F^H F x on the 2N grid), pruned and
                      fused against whole FFTs, and its planning time (comma separated grids:
-                     256x256,64x64x64,...; --iterations products each, default 60).
+                     256x256,64x64x64,...; --iterations products each, default 60); then
+                     Q's spectrum and F^H d at each NUFFT oversampling and tolerance.
                      RECONSTUDIO_FFTW_WISDOM=0 plans by estimate, =DIR keeps wisdom there
   --sparse LIST      instead: the sparse priors' speed targets on demo cases (e.g. paper-128):
                      whole-reconstruction time to within 0.1 dB of the PSNR after --iterations

@@ -1,14 +1,17 @@
 #include "convergence.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <sstream>
 #include <vector>
 
 #include "arguments.hpp"
 #include "json_text.hpp"
+#include "recon/backend/circulant_preconditioner.hpp"
 #include "recon/io/file_util.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -53,6 +56,7 @@ CaseSpec caseOf(const std::string& text) {
 struct Reach {
     int iterations = 0;   // CG iterations run (to the target, or the cap)
     double seconds = 0;   // wall time of the solve() call
+    double cpu_seconds = 0;  // the process's CPU time (all threads) in it: steadier on a shared machine
     double psnr = 0;      // at the last iteration
     double first_psnr = 0;  // at the first iteration
     double setup_seconds = 0;  // from the call to the first iteration's record (Q, F^H d, ... built)
@@ -68,6 +72,7 @@ Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, 
     o.iterations = cap;
     o.snapshot_every = 0;
     const auto t0 = Clock::now();
+    const std::clock_t c0 = std::clock();
     CallbackMonitor monitor(
         [&](int, const IterationRecord& rec, const ComplexArray*) {
             if (r.iterations == 0) {
@@ -85,12 +90,38 @@ Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, 
         &stop);
     s.solve(o, monitor);
     r.seconds = since(t0);
+    r.cpu_seconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
     return r;
+}
+
+// Median wall seconds of `repeats` applications of `op` to a random-ish vector.
+double applySeconds(const LinearOperator& op, int repeats = 7) {
+    ComplexArray host(op.inSize());
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = cdouble(std::sin(0.1 * double(i)), std::cos(0.37 * double(i)));
+    Vector x = op.space().fromHost(host), y = op.space().make(op.outSize());
+    op.forward(x, y);  // plans, scratch
+    std::vector<double> t;
+    for (int i = 0; i < repeats; ++i) {
+        op.space().synchronize();
+        const auto t0 = Clock::now();
+        op.forward(x, y);
+        op.space().synchronize();
+        t.push_back(since(t0));
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
 }
 
 std::string cell(const Reach& r) {
     char b[64];
     std::snprintf(b, sizeof b, "%s%3d it %8.3f s", r.reached ? " " : ">", r.iterations, r.seconds);
+    return b;
+}
+
+// Iterations, wall seconds and CPU seconds.
+std::string cellWithCpu(const Reach& r) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%s%3d it %7.3f %7.3f", r.reached ? " " : ">", r.iterations, r.seconds, r.cpu_seconds);
     return b;
 }
 
@@ -101,13 +132,24 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
     std::string note;
     std::shared_ptr<Backend> backend = createBackend(choice, precision, &note);
     const std::string device = backend->info().describe();
-    std::printf("Convergence with and without the circulant preconditioner, %s\n", device.c_str());
-    std::printf("target: plain CG's PSNR after %d iterations; times are whole reconstructions (Q, F^H d, the\n"
-                "preconditioner's eigenvalues and M^{-1}, CG) from a fresh session; lambda x2: warm iterations and\n"
-                "time (M^{-1}'s rebuild included) to a relative residual of %g at the new lambda ('>': not reached)\n\n",
+    // What is compared with plain CG from zero: the circulant preconditioner, the gridding start, both.
+    struct Variant {
+        const char* name;
+        PreconditionerKind preconditioner;
+        StartImage start;
+    };
+    const std::vector<Variant> variants = {{"circulant", PreconditionerKind::Circulant, StartImage::Zero},
+                                           {"gridding start", PreconditionerKind::None, StartImage::Gridding},
+                                           {"gridding+circulant", PreconditionerKind::Circulant, StartImage::Gridding}};
+    std::printf("Convergence with and without the circulant preconditioner and the gridding start, %s\n", device.c_str());
+    std::printf("target: plain CG's PSNR after %d iterations from zero; times are whole reconstructions (Q, F^H d, the\n"
+                "preconditioner's eigenvalues and M^{-1}, the density weights and F^H (w d) of the gridding start, CG) from\n"
+                "a fresh session; lambda x2: warm iterations and time (M^{-1}'s rebuild included) to a relative residual\n"
+                "of %g at the new lambda ('>': not reached); each cell: iterations, wall s, CPU s (all threads)\n\n",
                 iterations, kLambdaChangeTolerance);
-    std::printf("%-22s %-10s %-11s %8s %8s | %-19s | %-19s | %-19s | %-19s\n", "case", "grid", "prior", "lambda", "PSNR",
-                "plain", "circulant", "lambda x2 plain", "lambda x2 circulant");
+    std::printf("%-22s %-10s %-11s %8s %8s | %-22s", "case", "grid", "prior", "lambda", "PSNR", "plain");
+    for (const Variant& v : variants) std::printf(" | %-22s", v.name);
+    std::printf(" | %-22s | %-22s\n", "lambda x2 plain", "lambda x2 circulant");
     std::ostringstream json;
     json << "[";
     bool first = true;
@@ -115,6 +157,20 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
         const CaseSpec spec = caseOf(name);
         std::fprintf(stderr, "simulating %s ...\n", name.c_str());
         const auto data = simulate(spec);
+        {
+            // One application of F^H F and of M^{-p} both ways (the eigenvalues' values do not matter
+            // to the time): what a preconditioned iteration adds (on a GPU the N-grid way crosses the host).
+            ReconstructionSession s(backend);
+            s.setDataset(data);
+            const Grid& g = data->grid;
+            std::vector<double> eig(g.voxels());
+            for (std::size_t i = 0; i < eig.size(); ++i) eig[i] = 1.0 + double(i % 17);
+            const double fhf = applySeconds(*s.toeplitz({"", kDefaultNufftTolerance}));
+            const double toep = applySeconds(*inverseCirculant(*backend, g, eig, {}, 0, 0.5));
+            const double ngrid = applySeconds(*inverseCirculantOnGrid(*backend, g, eig, {}, 0, 0.5));
+            std::printf("%s, one application (median of 7): F^H F %.2f ms; M^-p through the Toeplitz product %.2f ms, "
+                        "on the N grid %.2f ms\n", name.c_str(), 1e3 * fhf, 1e3 * toep, 1e3 * ngrid);
+        }
         const std::vector<std::string> regs = regularizers == "case" ? std::vector<std::string>{spec.regularizer} : split(regularizers);
         for (const std::string& reg : regs) {
             SolveOptions o;
@@ -136,28 +192,39 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
             warm.tolerance = kLambdaChangeTolerance;
             const Reach p2 = solveTo(plain, warm, 1e300, 4 * iterations);
 
-            ReconstructionSession pre(backend);
-            pre.setDataset(data);
-            SolveOptions oc = o;
-            oc.preconditioner = PreconditionerKind::Circulant;
-            const Reach c = solveTo(pre, oc, target, 2 * iterations);
-            SolveOptions warmc = warm;
-            warmc.preconditioner = PreconditionerKind::Circulant;
-            const Reach c2 = solveTo(pre, warmc, 1e300, 4 * iterations);
+            std::vector<Reach> reached;
+            Reach c2;
+            for (const Variant& v : variants) {
+                ReconstructionSession s(backend);
+                s.setDataset(data);
+                SolveOptions ov = o;
+                ov.preconditioner = v.preconditioner;
+                ov.start = v.start;
+                reached.push_back(solveTo(s, ov, target, 2 * iterations));
+                if (v.preconditioner == PreconditionerKind::Circulant && v.start == StartImage::Zero) {
+                    SolveOptions warmc = warm;
+                    warmc.preconditioner = PreconditionerKind::Circulant;
+                    c2 = solveTo(s, warmc, 1e300, 4 * iterations);
+                }
+            }
 
-            std::printf("%-22s %-10s %-11s %8.3g %8.2f | %s | %s | %s | %s\n", name.c_str(), data->grid.describe().c_str(),
-                        reg.c_str(), o.lambda, target, cell(p).c_str(), cell(c).c_str(), cell(p2).c_str(), cell(c2).c_str());
+            std::printf("%-22s %-10s %-11s %8.3g %8.2f | %s", name.c_str(), data->grid.describe().c_str(), reg.c_str(), o.lambda,
+                        target, cellWithCpu(p).c_str());
+            for (const Reach& r : reached) std::printf(" | %s", cellWithCpu(r).c_str());
+            std::printf(" | %s | %s\n", cellWithCpu(p2).c_str(), cellWithCpu(c2).c_str());
             std::fflush(stdout);
             auto obj = [](const Reach& r) {
                 std::ostringstream s;
                 s << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds)
+                  << ",\"cpu_seconds\":" << jsonNumber(r.cpu_seconds) << ",\"setup_seconds\":" << jsonNumber(r.setup_seconds)
                   << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
                 return s.str();
             };
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                  << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
-                 << ",\"target_psnr_db\":" << jsonNumber(target) << ",\"plain\":" << obj(p) << ",\"circulant\":" << obj(c)
-                 << ",\"lambda2_tolerance\":" << jsonNumber(kLambdaChangeTolerance) << ",\"lambda2_plain\":" << obj(p2)
+                 << ",\"target_psnr_db\":" << jsonNumber(target) << ",\"plain\":" << obj(p);
+            for (std::size_t i = 0; i < variants.size(); ++i) json << "," << jsonString(variants[i].name) << ":" << obj(reached[i]);
+            json << ",\"lambda2_tolerance\":" << jsonNumber(kLambdaChangeTolerance) << ",\"lambda2_plain\":" << obj(p2)
                  << ",\"lambda2_circulant\":" << obj(c2) << ",\"device\":" << jsonString(device) << "}";
             first = false;
         }

@@ -117,6 +117,8 @@ Reconstruction:
   --tolerance T          stop when the relative residual < T (default 0: run all)
   --preconditioner P     quadratic CG: none (default) | circulant (the inverse of F^H F + lambda s W^H W's
                          circulant approximation: fewer iterations, same solution)
+  --start S              quadratic CG's start: zero (default) | gridding (F^H (w d) with gridding's
+                         density weights, least-squares scaled: the same solution)
   --precision P          float32 (default) | float64
   --backend B            auto (default) | cpu | cuda
   --method M             Fourier method: nufft (CPU default), direct, or a GPU kernel
@@ -127,9 +129,10 @@ Reconstruction:
                          root sum of squares) | FILE (BART cfl [x,y,z,coils], e.g. from bart ecalib)
   --virtual-coils K      compress the coils to K virtual coils (PCA) before reconstructing
   --gpus N|all|LIST      CUDA devices to split over: SENSE's coils (--coil-combine sense; CG stays
-                         on the first) and GPU.Multi's voxels (--method multi). N: the first N GPUs;
-                         all: every visible GPU; LIST: device indices, e.g. 0,1,2,3 (one given GPU:
-                         3,); a repeated index is a logical device of that GPU on its own stream
+                         on the first) and GPU.Multi's voxels (--method multi|multi-exact-fast).
+                         N: the first N GPUs; all: every visible GPU; LIST: device indices, e.g.
+                         0,1,2,3 (one given GPU: 3,); a repeated index is a logical device of that
+                         GPU on its own stream
   --threads N            CPU threads
   --json                 (compare) also print one JSON object as the last line
   --quiet                no progress bar
@@ -356,6 +359,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.snapshot_every = 0;
     o.coil_combination = parseCoilCombination(a.get("coil-combine", "sos"));
     o.preconditioner = parsePreconditioner(a.get("preconditioner", toString(SolveOptions{}.preconditioner)));
+    o.start = parseStartImage(a.get("start", toString(SolveOptions{}.start)));
     if (o.iterations < 0 || o.iterations > 100000) throw UsageError("--iterations must be between 0 and 100000");
     return o;
 }
@@ -397,7 +401,7 @@ const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet",
                                              "admm-relaxation", "admm-preconditioner", "sparse-solver",
                                              "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
-                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "gpus"};
+                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "start", "gpus"};
 
 std::set<std::string> merged(std::initializer_list<std::set<std::string>> sets) {
     std::set<std::string> out;

@@ -25,6 +25,7 @@ std::vector<std::string> recipeArguments(const io::Recipe& r) {
     if (r.iterations) out.insert(out.end(), {"--iterations", std::to_string(*r.iterations)});
     if (r.tolerance) out.insert(out.end(), {"--tolerance", exact(*r.tolerance)});
     add("--preconditioner", r.preconditioner);
+    add("--start", r.start);
     add("--precision", r.precision);
     add("--backend", r.backend);
     add("--method", r.fourier_method);

@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <cstdio>
+
+#include <Eigen/Dense>
 
 #include "recon/backend/backend.hpp"
 #include "recon/core/host_memory.hpp"
@@ -20,6 +23,52 @@ std::shared_ptr<const Vector> Backend::adjointOnBackend(const Trajectory& t, con
     return std::make_shared<const Vector>(fromHost(out));
 }
 
+void Backend::gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
+                        ComplexArray& vectors) {
+    if (a.size() != rows * cols)
+        throw InputError("gramEigen: " + std::to_string(a.size()) + " values for a " + std::to_string(rows) + " x " +
+                         std::to_string(cols) + " matrix");
+    const Eigen::Map<const Eigen::MatrixXcd> m(a.data(), Eigen::Index(rows), Eigen::Index(cols));
+    Eigen::MatrixXcd gram = Eigen::MatrixXcd::Zero(Eigen::Index(cols), Eigen::Index(cols));
+    gram.selfadjointView<Eigen::Lower>().rankUpdate(m.adjoint());
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(gram);  // ascending; reads the lower triangle
+    values.assign(es.eigenvalues().data(), es.eigenvalues().data() + cols);
+    vectors.assign(es.eigenvectors().data(), es.eigenvectors().data() + cols * cols);
+}
+
+void Backend::dominantEigenvectors(int n, std::size_t voxels, const ComplexArray& upper, ComplexArray& vectors,
+                                   std::vector<double>& values, const Progress& progress) {
+    if (n < 1 || upper.size() != std::size_t(n) * std::size_t(n + 1) / 2 * voxels)
+        throw InputError("dominantEigenvectors: " + std::to_string(upper.size()) + " values are not the upper triangles of " +
+                         std::to_string(voxels) + " matrices of " + std::to_string(n) + " x " + std::to_string(n));
+    auto pair = [&](int r, int c) {
+        return upper.data() + (std::size_t(r) * std::size_t(n) - std::size_t(r) * std::size_t(r - 1) / 2 + std::size_t(c - r)) * voxels;
+    };
+    vectors.assign(std::size_t(n) * voxels, cdouble(0));
+    values.assign(voxels, 0.0);
+    // Eigen's self-adjoint solver (Householder tridiagonalisation + QR) per voxel: robust where
+    // the two largest eigenvalues are close, which power iteration is not.
+    constexpr std::size_t kChunk = 4096;
+    for (std::size_t start = 0; start < voxels; start += kChunk) {
+        progress.update(double(start) / double(voxels));
+        const std::ptrdiff_t end = std::ptrdiff_t(std::min(voxels, start + kChunk));
+#pragma omp parallel for schedule(static)
+        for (std::ptrdiff_t v = std::ptrdiff_t(start); v < end; ++v) {
+            Eigen::MatrixXcd m(n, n);
+            for (int r = 0; r < n; ++r)
+                for (int c = r; c < n; ++c) {
+                    const cdouble x = pair(r, c)[v];
+                    m(r, c) = x;
+                    m(c, r) = std::conj(x);
+                }
+            Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(m);  // eigenvalues ascending
+            values[std::size_t(v)] = es.eigenvalues()(n - 1);
+            for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + std::size_t(v)] = es.eigenvectors()(r, n - 1);
+        }
+    }
+    progress.update(1.0);
+}
+
 LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const Grid& grid, const std::vector<double>& phi,
                                   const FourierMethod& method, std::shared_ptr<const ToeplitzOperator> normal) {
     if (phi.size() != t.samples())
@@ -27,6 +76,10 @@ LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const G
     LinearOperatorPtr f = compose(diagonal(backend, ComplexArray(phi.begin(), phi.end()), "phi"),
                                   backend.fourierSums(t, SampleGrid::image(grid), method));
     return normal ? withNormal(f, normal) : f;
+}
+
+std::shared_ptr<ToeplitzOperator> Backend::toeplitzCopy(const ToeplitzOperator& kernel) {
+    return toeplitzFromQ(kernel.grid(), kernel.q());
 }
 
 LinearOperatorPtr Backend::ctProjector(const ct::CtGeometry& geometry, const ct::ProjectorOptions& options) {

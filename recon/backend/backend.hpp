@@ -98,6 +98,10 @@ public:
                                                            const Progress& progress = {}) = 0;
     // The same kernel on this backend from a Q computed elsewhere (another backend or precision, a file).
     virtual std::shared_ptr<ToeplitzOperator> toeplitzFromQ(const Grid& grid, const ComplexArray& q) = 0;
+    // `kernel` (made on this or another backend) copied onto this backend, e.g. for each device of a
+    // split. The default goes through Q in host memory (kernel.q(), then toeplitzFromQ); the CUDA
+    // backend copies another CUDA kernel's spectrum of its precision device to device (a peer copy).
+    virtual std::shared_ptr<ToeplitzOperator> toeplitzCopy(const ToeplitzOperator& kernel);
 
     // Gridding: spread `weighted` (data already multiplied by density weights)
     // with `opts`' kernel, inverse FFT, crop, deapodise: an image on `grid`.
@@ -107,6 +111,22 @@ public:
     virtual std::vector<double> densityCompensation(const Trajectory& t, const Grid& grid,
                                                     const GriddingOptions& opts, int iterations,
                                                     const Progress& progress = {}) = 0;
+
+    // The eigen-decomposition of A^H A for a dense complex matrix A (rows x cols, column-major),
+    // in float64: `values` ascending, `vectors` (cols x cols, column-major) its eigenvectors as
+    // columns; A's right singular vectors, sigma^2 the values (ESPIRiT's calibration matrix,
+    // 6859 x 1728 for 8 coils in 3D). The default works on the host (Eigen); the CUDA backend
+    // uses cuBLAS and cuSOLVER.
+    virtual void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
+                           ComplexArray& vectors);
+
+    // Per voxel, the largest eigenvalue of an n x n Hermitian matrix and its eigenvector (unit
+    // norm, arbitrary phase): `upper` holds the upper triangles, pair (r, c), r <= c, as image
+    // r n - r (r - 1) / 2 + c - r of `voxels` values (recon/sense's HermitianField); `vectors`
+    // n x voxels, component after component. The coil maps' last step (ESPIRiT, Walsh). The
+    // default runs Eigen per voxel on the host's cores; the CUDA backend a Jacobi solver per voxel.
+    virtual void dominantEigenvectors(int n, std::size_t voxels, const ComplexArray& upper, ComplexArray& vectors,
+                                      std::vector<double>& values, const Progress& progress = {});
 
     // The CT projector (forward: line integrals of the volume, adjoint: backprojection) on this
     // backend's vectors. The default is the CPU's conventional distance-driven projector through

@@ -92,8 +92,8 @@ std::vector<double> circulantEigenvalues(const Grid& g, const CsrMatrix& a) {
     return realSpectrum(g, std::move(c));
 }
 
-ComplexArray inverseCirculantKernel(const Grid& g, const std::vector<double>& data, const std::vector<double>& penalty,
-                                    double weight, double exponent, double floor) {
+std::vector<double> inverseCirculantSpectrum(const Grid& g, const std::vector<double>& data, const std::vector<double>& penalty,
+                                             double weight, double exponent, double floor) {
     const std::size_t n = g.voxels();
     if (data.size() != n || (!penalty.empty() && penalty.size() != n))
         throw InputError("circulant preconditioner: the eigenvalues do not match the grid " + g.describe());
@@ -108,10 +108,19 @@ ComplexArray inverseCirculantKernel(const Grid& g, const std::vector<double>& da
         largest = std::max(largest, m[i]);
     }
     if (!(largest > 0)) throw InputError("circulant preconditioner: the operator's circulant approximation is zero");
-    // The kernel of M^{-p} (scaled by the largest eigenvalue, so that the preconditioned
-    // operator's spectrum keeps its scale): c(d) = (1/n) sum_k e^{+i 2 pi k d / N} (m(k)/m_max)^{-p} / m_max.
+    // (m/m_max)^{-p} / m_max: scaled by the largest eigenvalue, so that the preconditioned
+    // operator's spectrum keeps its scale.
+    for (std::size_t i = 0; i < n; ++i) m[i] = std::pow(std::max(m[i], floor * largest) / largest, -exponent) / largest;
+    return m;
+}
+
+ComplexArray inverseCirculantKernel(const Grid& g, const std::vector<double>& data, const std::vector<double>& penalty,
+                                    double weight, double exponent, double floor) {
+    const std::vector<double> m = inverseCirculantSpectrum(g, data, penalty, weight, exponent, floor);
+    const std::size_t n = g.voxels();
+    // The kernel: c(d) = (1/n) sum_k e^{+i 2 pi k d / N} m(k).
     ComplexArray c(n);
-    for (std::size_t i = 0; i < n; ++i) c[i] = std::pow(std::max(m[i], floor * largest) / largest, -exponent) / (largest * double(n));
+    for (std::size_t i = 0; i < n; ++i) c[i] = m[i] / double(n);
     FftPlan<double>(g.n, g.dims, FftDirection::Backward).execute(c.data());
     // Its Toeplitz embedding: difference d at index d + N holds c(d mod N).
     const Grid big = g.doubled();
@@ -122,6 +131,42 @@ ComplexArray inverseCirculantKernel(const Grid& g, const std::vector<double>& da
             for (int x = 0; x < big.n[0]; ++x)
                 q[big.index(x, y, z)] = c[g.index(wrap(x - g.n[0], g.n[0]), wrap(y - g.n[1], g.n[1]), nz ? wrap(z - nz, nz) : 0)];
     return q;
+}
+
+namespace {
+
+// The circulant applied where it lives, on the N grid: FFT, the spectrum, inverse FFT, in
+// the host's memory (float64). On the CPU backend download and upload are copies, so one
+// application costs an N-grid FFT pair instead of the Toeplitz product's 2N-grid one.
+class HostCirculant final : public LinearOperator {
+public:
+    HostCirculant(VectorSpace& space, const Grid& g, std::vector<double> spectrum)
+        : LinearOperator(space, g.voxels(), g.voxels(), "circulant M^-p (N grid)"), spectrum_(std::move(spectrum)),
+          forward_(g.n, g.dims, FftDirection::Forward), backward_(g.n, g.dims, FftDirection::Backward) {
+        for (double& v : spectrum_) v /= double(spectrum_.size());  // the backward FFT is unnormalised
+    }
+
+protected:
+    void applyForward(const Vector& x, Vector& y) const override {
+        space().download(x, buffer_);
+        forward_.execute(buffer_.data());
+        for (std::size_t i = 0; i < buffer_.size(); ++i) buffer_[i] *= spectrum_[i];
+        backward_.execute(buffer_.data());
+        space().upload(buffer_, y);
+    }
+    void applyAdjoint(const Vector& y, Vector& x) const override { applyForward(y, x); }  // real spectrum: Hermitian
+
+private:
+    std::vector<double> spectrum_;
+    FftPlan<double> forward_, backward_;
+    mutable ComplexArray buffer_;
+};
+
+}  // namespace
+
+LinearOperatorPtr inverseCirculantOnGrid(VectorSpace& space, const Grid& g, const std::vector<double>& data,
+                                         const std::vector<double>& penalty, double weight, double exponent, double floor) {
+    return std::make_shared<HostCirculant>(space, g, inverseCirculantSpectrum(g, data, penalty, weight, exponent, floor));
 }
 
 std::shared_ptr<ToeplitzOperator> inverseCirculant(Backend& backend, const Grid& g, const std::vector<double>& data,

@@ -11,9 +11,11 @@
 // classical inverse; p = 1/2 damps the undersampled edge of k-space, which the full
 // inverse amplifies in the first iterations (measured in docs/SCALING.md).
 //
-// M^{-1} is applied as a Toeplitz operator through Backend::toeplitzFromQ, so it
-// runs on every backend with no code of its own: a circulant with kernel c on the N
-// grid equals the Toeplitz embedding of the kernel q'(d) = c(d mod N), d in [-N, N).
+// Two ways to apply M^{-p}, the same operator: as a Toeplitz operator through
+// Backend::toeplitzFromQ, so it runs on every backend with no code of its own (a circulant
+// with kernel c on the N grid equals the Toeplitz embedding of the kernel q'(d) = c(d mod N),
+// d in [-N, N)); or by an FFT pair on the N grid in the host's memory, for the CPU backend,
+// whose vectors are there (a fraction of the 2N-grid product's cost).
 #pragma once
 
 #include <memory>
@@ -33,16 +35,27 @@ std::vector<double> circulantEigenvalues(const Grid& grid, const ComplexArray& q
 // Eigenvalues of T. Chan's optimal circulant of a real square matrix on the grid (e.g. W^T W).
 std::vector<double> circulantEigenvalues(const Grid& grid, const CsrMatrix& a);
 
-// The kernel q' on grid.doubled() of m_max^{p-1} M^{-p}, M = data + weight * penalty (eigenvalues
-// as above; `penalty` may be empty; p = `exponent` in (0, 1], 1 the plain inverse), each
-// eigenvalue floored at `floor` times the largest m_max so that it stays bounded where the
-// data hardly sample k-space. Throws InputError on mismatched sizes, a non-finite weight, an
-// exponent or floor out of range, or eigenvalues that are all zero.
+// The spectrum (N grid, FFT order) of m_max^{p-1} M^{-p}, M = data + weight * penalty (eigenvalues
+// as above; `penalty` may be empty; p = `exponent` in (0, 1], 1 the plain inverse), each eigenvalue
+// floored at `floor` times the largest m_max so that it stays bounded where the data hardly
+// sample k-space. Throws InputError on mismatched sizes, a non-finite weight, an exponent or
+// floor out of range, or eigenvalues that are all zero.
+std::vector<double> inverseCirculantSpectrum(const Grid& grid, const std::vector<double>& data, const std::vector<double>& penalty,
+                                             double weight, double exponent = 1, double floor = 1e-3);
+// The kernel q' on grid.doubled() of that operator (Toeplitz embedding); the same InputErrors.
 ComplexArray inverseCirculantKernel(const Grid& grid, const std::vector<double>& data, const std::vector<double>& penalty,
                                     double weight, double exponent = 1, double floor = 1e-3);
-// That preconditioner as an operator on `backend` (its forward applies it).
+// That preconditioner as an operator on `backend` (its forward applies it) through the Toeplitz
+// product: the backend's own FFTs on the 2N grid (on a GPU the vectors never leave it).
 std::shared_ptr<ToeplitzOperator> inverseCirculant(Backend& backend, const Grid& grid, const std::vector<double>& data,
                                                    const std::vector<double>& penalty, double weight, double exponent = 1,
                                                    double floor = 1e-3);
+
+// The same operator applied on the N grid by an FFT pair in the host's memory (download, FFT,
+// spectrum, inverse FFT, upload): for the CPU backend, whose vectors are on the host already
+// (its cost against the Toeplitz product's: docs/SCALING.md).
+LinearOperatorPtr inverseCirculantOnGrid(VectorSpace& space, const Grid& grid, const std::vector<double>& data,
+                                         const std::vector<double>& penalty, double weight, double exponent = 1,
+                                         double floor = 1e-3);
 
 }  // namespace recon

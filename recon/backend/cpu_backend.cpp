@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <thread>
 
 #include "recon/backend/backend.hpp"
@@ -10,6 +11,7 @@
 #include "recon/nufft/nufft.hpp"
 #include "recon/nufft/padded_convolution.hpp"
 #include "recon/nufft/spread_kernel.hpp"
+#include "recon/nufft/toeplitz_spectrum.hpp"
 #include "recon/operators/direct_sums.hpp"
 #include "recon/operators/regularizer.hpp"
 
@@ -18,6 +20,12 @@ namespace {
 
 template <class T>
 using HostVector = std::vector<std::complex<T>>;
+
+// The CPU NUFFT's oversampling: a grid 1.5x the output per axis (a wider kernel keeps the
+// tolerance; SpreadKernel::forTolerance), not 2x: Q's grid at 128^3 is 384^3, not 512^3.
+// Not 1.25: its deapodisation amplifies float32 rounding to about the default tolerance
+// 1e-4 and beyond it below (docs/SCALING.md).
+constexpr double kNufftSigma = 1.5;
 
 // Below this many values a vector operation runs on one thread: forking a team
 // costs more than it saves, and far more on a loaded machine.
@@ -145,51 +153,18 @@ struct CpuSpace {
     }
 };
 
-// Index of voxel-difference d (in [-N, N)) on the circular 2N grid, per axis.
-inline int circularIndex(int d, int n2) { return d < 0 ? d + n2 : d; }
-
+// F^H F through the Toeplitz embedding: the pruned, fused product with Q's real spectrum.
 template <class T>
 class CpuToeplitz final : public ToeplitzOperator {
 public:
-    CpuToeplitz(VectorSpace& space, const Grid& g, const HostVector<T>& q)
-        : ToeplitzOperator(space, g), big_(g.doubled()) {
-        // Q is stored on the 2N grid with difference d = j - N at index j; the
-        // circular kernel wants d at index d mod 2N: an fftshift per axis.
-        HostVector<T> spectrum(big_.voxels());
-        for (int z = 0; z < big_.n[2]; ++z)
-            for (int y = 0; y < big_.n[1]; ++y)
-                for (int x = 0; x < big_.n[0]; ++x) {
-                    int cx = circularIndex(x - g.n[0], big_.n[0]);
-                    int cy = circularIndex(y - g.n[1], big_.n[1]);
-                    int cz = g.dims == 3 ? circularIndex(z - g.n[2], big_.n[2]) : 0;
-                    spectrum[big_.index(cx, cy, cz)] = q[big_.index(x, y, z)];
-                }
-        FftPlan<T>(big_.n, g.dims, FftDirection::Forward).execute(spectrum.data());
-        const T scale = T(1.0 / double(big_.voxels()));  // the inverse FFT's normalisation, folded in once
-        for (auto& v : spectrum) v *= scale;
-        product_ = std::make_unique<PaddedConvolution<T>>(g, spectrum);
-    }
+    CpuToeplitz(VectorSpace& space, const Grid& g, const std::vector<T>& spectrum)
+        : ToeplitzOperator(space, g), product_(std::make_unique<PaddedConvolution<T>>(g, spectrum)) {}
 
-    ComplexArray q() const override {
-        HostVector<T> s = product_->spectrum();
-        FftPlan<T>(big_.n, grid().dims, FftDirection::Backward).execute(s.data());  // the spectrum carries 1/size
-        ComplexArray out(big_.voxels());
-        const Grid& g = grid();
-        for (int z = 0; z < big_.n[2]; ++z)
-            for (int y = 0; y < big_.n[1]; ++y)
-                for (int x = 0; x < big_.n[0]; ++x) {
-                    int cx = circularIndex(x - g.n[0], big_.n[0]);
-                    int cy = circularIndex(y - g.n[1], big_.n[1]);
-                    int cz = g.dims == 3 ? circularIndex(z - g.n[2], big_.n[2]) : 0;
-                    out[big_.index(x, y, z)] = cdouble(s[big_.index(cx, cy, cz)]);
-                }
-        return out;
-    }
+    ComplexArray q() const override { return qFromToeplitzSpectrum(grid(), product_->spectrum()); }
 
 private:
     void applyForward(const Vector& xv, Vector& yv) const override { product_->apply(values<T>(xv).data(), values<T>(yv).data()); }
 
-    Grid big_;
     std::unique_ptr<PaddedConvolution<T>> product_;  // pruned FFTs, the spectrum product fused in
 };
 
@@ -215,7 +190,7 @@ private:
             plan().adjoint(values<T>(y).data(), values<T>(x).data());
     }
     const NufftPlan<T>& plan() const {
-        if (!plan_) plan_ = std::make_unique<NufftPlan<T>>(t_, g_, SpreadKernel::forTolerance(tolerance_));
+        if (!plan_) plan_ = std::make_unique<NufftPlan<T>>(t_, g_, SpreadKernel::forTolerance(tolerance_, kNufftSigma));
         return *plan_;
     }
     Trajectory t_;
@@ -241,7 +216,7 @@ public:
     }
 
     std::vector<MethodInfo> methods() const override {
-        return {{"nufft", "NUFFT: exp-semicircle spreading on a 2x grid + FFTW, accuracy set by the tolerance", false},
+        return {{"nufft", "NUFFT: exp-semicircle spreading on a 1.5x grid + pruned FFTW, accuracy set by the tolerance", false},
                 {"direct", "exact sums (the paper's loops), separable phases, OpenMP", true}};
     }
     std::string defaultMethod() const override { return "nufft"; }
@@ -331,6 +306,92 @@ public:
         m->a.multiply(values<T>(x).data(), values<T>(y).data());
     }
 
+    // ------------------------------------------------------------ the priors' stencils
+protected:
+    void applyGradient(const Grid& g, const Vector* weights, Product p, const Vector& x, Vector& y) override {
+        const HostVector<T>& in = values<T>(x);
+        HostVector<T>& out = values<T>(y);
+        const HostVector<T>* w = weights ? &values<T>(*weights) : nullptr;
+        const std::int64_t nvox = std::int64_t(g.voxels()), lines = std::int64_t(g.n[1]) * g.n[2];
+        const std::array<std::int64_t, 3> st{1, g.n[0], std::int64_t(g.n[0]) * g.n[1]};
+        // w, conj(w) or |w|^2 of difference a at voxel v (1 without weights).
+        auto weight = [&](int a, std::int64_t v) { return w ? (*w)[std::size_t(a * nvox + v)] : std::complex<T>(1); };
+#pragma omp parallel for schedule(static) if (nvox > kParallelThreshold)
+        for (std::int64_t line = 0; line < lines; ++line) {
+            const int yy = int(line % g.n[1]), zz = int(line / g.n[1]);
+            for (int xx = 0; xx < g.n[0]; ++xx) {
+                const std::array<int, 3> pos{xx, yy, zz};
+                const std::int64_t v = line * g.n[0] + xx;
+                if (p == Product::Forward) {
+                    for (int a = 0; a < g.dims; ++a)
+                        out[std::size_t(a * nvox + v)] =
+                            pos[std::size_t(a)] + 1 < g.n[std::size_t(a)] ? weight(a, v) * (in[std::size_t(v + st[std::size_t(a)])] - in[std::size_t(v)])
+                                                                          : std::complex<T>(0);
+                    continue;
+                }
+                std::complex<T> acc = 0;
+                for (int a = 0; a < g.dims; ++a) {
+                    const std::int64_t s = st[std::size_t(a)];
+                    const bool has_prev = pos[std::size_t(a)] >= 1, has_next = pos[std::size_t(a)] + 1 < g.n[std::size_t(a)];
+                    if (p == Product::Adjoint) {
+                        if (has_prev) acc += std::conj(weight(a, v - s)) * in[std::size_t(a * nvox + v - s)];
+                        if (has_next) acc -= std::conj(weight(a, v)) * in[std::size_t(a * nvox + v)];
+                    } else {
+                        if (has_prev) acc += std::norm(weight(a, v - s)) * (in[std::size_t(v)] - in[std::size_t(v - s)]);
+                        if (has_next) acc -= std::norm(weight(a, v)) * (in[std::size_t(v + s)] - in[std::size_t(v)]);
+                    }
+                }
+                out[std::size_t(v)] = acc;
+            }
+        }
+    }
+    void applyWaveletLevel(const Grid& g, int axis, const std::array<int, 3>& box, const std::array<int, 3>& extent,
+                           const std::vector<double>& lowpass, bool inverse, const Vector& x, Vector& y) override {
+        const HostVector<T>& in = values<T>(x);
+        HostVector<T>& out = values<T>(y);
+        const int taps = int(lowpass.size()), len = box[std::size_t(axis)], half = len / 2;
+        std::array<T, kMaxWaveletTaps> h{}, hp{};
+        for (int k = 0; k < taps; ++k) {
+            h[std::size_t(k)] = T(lowpass[std::size_t(k)]);
+            hp[std::size_t(k)] = T((k % 2 == 0 ? 1.0 : -1.0) * lowpass[std::size_t(taps - 1 - k)]);
+        }
+        const std::array<std::int64_t, 3> st{1, g.n[0], std::int64_t(g.n[0]) * g.n[1]};
+        const std::int64_t s = st[std::size_t(axis)], lines = std::int64_t(extent[1]) * extent[2];
+#pragma omp parallel for schedule(static) if (lines * extent[0] > kParallelThreshold)
+        for (std::int64_t line = 0; line < lines; ++line) {
+            const int yy = int(line % extent[1]), zz = int(line / extent[1]);
+            for (int xx = 0; xx < extent[0]; ++xx) {
+                const std::array<int, 3> pos{xx, yy, zz};
+                const std::int64_t v = std::int64_t(g.index(xx, yy, zz));
+                if (xx >= box[0] || yy >= box[1] || zz >= box[2]) {
+                    out[std::size_t(v)] = in[std::size_t(v)];
+                    continue;
+                }
+                const int j = pos[std::size_t(axis)];
+                const std::int64_t base = v - j * s;  // the line's first voxel
+                std::complex<T> acc = 0;
+                if (!inverse) {
+                    // Low-pass outputs first, then high-pass, each from inputs 2m .. 2m + taps - 1 (periodic).
+                    const bool high = j >= half;
+                    const int m = high ? j - half : j;
+                    for (int k = 0; k < taps; ++k)
+                        acc += (high ? hp : h)[std::size_t(k)] * in[std::size_t(base + ((2 * m + k) % len) * s)];
+                } else {
+                    // The transpose: input j received h[k] from low output m and g[k] from high output m
+                    // wherever 2m + k = j (mod len).
+                    for (int k = 0; k < taps; ++k) {
+                        const int r = ((j - k) % len + len) % len;
+                        if (r % 2 != 0) continue;
+                        const int m = r / 2;
+                        acc += h[std::size_t(k)] * in[std::size_t(base + m * s)] + hp[std::size_t(k)] * in[std::size_t(base + (half + m) * s)];
+                    }
+                }
+                out[std::size_t(v)] = acc;
+            }
+        }
+    }
+
+public:
     // ------------------------------------------------------------ sums and operators
     // True for the exact sums, false for the NUFFT; any other name is an error.
     static bool isDirect(const FourierMethod& m) {
@@ -345,7 +406,7 @@ public:
         if (isDirect(m))
             directAdjointSum<T>(t, ct.data(), g, ot.data(), progress);
         else
-            NufftPlan<T>(t, g, SpreadKernel::forTolerance(m.tolerance)).adjoint(ct.data(), ot.data(), progress);
+            NufftPlan<T>(t, g, SpreadKernel::forTolerance(m.tolerance, kNufftSigma)).adjoint(ct.data(), ot.data(), progress);
         fromPrecision(ot, out);
     }
 
@@ -355,7 +416,7 @@ public:
         if (isDirect(m))
             directForwardSum<T>(t, ft.data(), g, ot.data(), progress);
         else
-            NufftPlan<T>(t, g, SpreadKernel::forTolerance(m.tolerance)).forward(ft.data(), ot.data(), progress);
+            NufftPlan<T>(t, g, SpreadKernel::forTolerance(m.tolerance, kNufftSigma)).forward(ft.data(), ot.data(), progress);
         fromPrecision(ot, out);
     }
 
@@ -365,13 +426,15 @@ public:
 
     std::shared_ptr<ToeplitzOperator> makeToeplitz(const Grid& g, const Trajectory& t, const std::vector<double>& phi2,
                                                    const FourierMethod& m, const Progress& progress) override {
-        ComplexArray c(phi2.begin(), phi2.end()), q;
-        adjointSum(t, c, SampleGrid::differences(g), q, m, progress);
-        return std::make_shared<CpuToeplitz<T>>(*this, g, toPrecision<T>(q));
+        if (isDirect(m)) {
+            ComplexArray c(phi2.begin(), phi2.end()), q;
+            adjointSum(t, c, SampleGrid::differences(g), q, m, progress);
+            return toeplitzFromQ(g, q);
+        }
+        return std::make_shared<CpuToeplitz<T>>(*this, g, toeplitzSpectrum<T>(t, phi2, g, SpreadKernel::forTolerance(m.tolerance, kNufftSigma), progress));
     }
     std::shared_ptr<ToeplitzOperator> toeplitzFromQ(const Grid& g, const ComplexArray& q) override {
-        if (q.size() != g.doubled().voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + g.doubled().describe());
-        return std::make_shared<CpuToeplitz<T>>(*this, g, toPrecision<T>(q));
+        return std::make_shared<CpuToeplitz<T>>(*this, g, toeplitzSpectrumFromQ<T>(g, q));
     }
 
     void grid(const Trajectory& t, const ComplexArray& weighted, const Grid& g, const GriddingOptions& o,

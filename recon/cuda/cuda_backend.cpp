@@ -19,7 +19,10 @@
 #include "recon/core/host_memory.hpp"
 #include "recon/cuda/ct_dd.hpp"
 #include "recon/cuda/linalg.hpp"
+#include "recon/cuda/coil_eigen.hpp"
+#include "recon/cuda/dense_eigen.hpp"
 #include "recon/cuda/nufft_gpu.hpp"
+#include "recon/cuda/prior_kernels.hpp"
 #include "recon/cuda/tuning.hpp"
 #include "recon/nufft/spread_kernel.hpp"
 #include "recon/operators/regularizer.hpp"
@@ -41,6 +44,7 @@ std::vector<MethodInfo> cudaMethods() {
         {"fasttrig", "paper GPU.FastTrig: + hardware (SFU) sin/cos", true},
         {"tune", "paper GPU.Tune: + searched threads/block, tile and unroll (cached per GPU)", true},
         {"multi", "paper GPU.Multi: GPU.Tune with the voxels split over all visible GPUs", true},
+        {"multi-exact-fast", "exact-fast with the voxels split over all visible GPUs (as GPU.Multi)", true},
     };
 }
 
@@ -53,6 +57,7 @@ MethodSpec parseMethod(const std::string& name) {
     };
     if (name == "nufft") return {MethodKind::Nufft, DirectVersion::ExactFast};
     if (name == "multi") return {MethodKind::Multi, DirectVersion::Tune};
+    if (name == "multi-exact-fast") return {MethodKind::Multi, DirectVersion::ExactFast};
     for (const auto& [n, v] : versions)
         if (name == n) return {MethodKind::Direct, v};
     std::string all;
@@ -159,13 +164,8 @@ CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer
     : ToeplitzOperator(space, grid), stream_(std::move(stream)) {
     const cudaStream_t st = stream_->get();
     const Grid big = grid.doubled();
-    n_ = grid.n;
-    big_ = big.n;
     if (q.size() != big.voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + big.describe());
-    work_ = DeviceBuffer<C>(big.voxels(), "Toeplitz work grid");
-    fft_ = std::make_unique<GpuFft<T>>(big_, grid.dims, st);
-    if (ffts != ToeplitzFfts::Full && grid.dims >= 2)
-        padded_ = std::make_unique<PaddedFft<T>>(big_, grid.dims, st, ffts == ToeplitzFfts::Fused);
+    makePlans(ffts);
     // Q holds difference d = j - N at index j; the circulant wants d at index d mod 2N.
     halfShift<T>(big_, q.data(), work_.data(), false, st);
     fft_->forward(work_.data());
@@ -173,6 +173,28 @@ CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer
     vecScale<T>(1.0 / double(big.voxels()), q.data(), big.voxels(), st);  // the inverse FFT's 1/L, once
     spectrum_ = std::move(q);
     check(cudaStreamSynchronize(st), "Toeplitz spectrum");
+}
+
+template <class T>
+CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const CudaToeplitz& source, DeviceBuffer<C>&& spectrum,
+                              std::shared_ptr<Stream> stream)
+    : ToeplitzOperator(space, source.grid()), stream_(std::move(stream)) {
+    if (spectrum.size() != source.spectrum_.size())
+        throw InputError("Toeplitz spectrum copy: " + std::to_string(spectrum.size()) + " values, not " +
+                         std::to_string(source.spectrum_.size()));
+    makePlans(source.ffts());
+    spectrum_ = std::move(spectrum);
+}
+
+template <class T>
+void CudaToeplitz<T>::makePlans(ToeplitzFfts ffts) {
+    const cudaStream_t st = stream_->get();
+    n_ = grid().n;
+    big_ = grid().doubled().n;
+    work_ = DeviceBuffer<C>(grid().doubled().voxels(), "Toeplitz work grid");
+    fft_ = std::make_unique<GpuFft<T>>(big_, grid().dims, st);
+    if (ffts != ToeplitzFfts::Full && grid().dims >= 2)
+        padded_ = std::make_unique<PaddedFft<T>>(big_, grid().dims, st, ffts == ToeplitzFfts::Fused);
 }
 
 template <class T>
@@ -237,7 +259,8 @@ DeviceCsr<T> uploadCsr(const CsrMatrix& a, cudaStream_t s) {
 
 template <class T>
 void multiGpuAdjoint(const Trajectory& t, const std::vector<std::complex<T>>& c, const SampleGrid& grid,
-                     std::vector<std::complex<T>>& out, std::vector<int> devices, const Progress& progress) {
+                     std::vector<std::complex<T>>& out, std::vector<int> devices, const Progress& progress,
+                     DirectVersion version) {
     if (devices.empty()) {
         devices.resize(std::size_t(deviceCount()));
         std::iota(devices.begin(), devices.end(), 0);
@@ -265,13 +288,13 @@ void multiGpuAdjoint(const Trajectory& t, const std::vector<std::complex<T>>& c,
                 Stream stream;
                 const std::size_t b = bounds[i], e = bounds[i + 1];
                 if (b >= e) return;
-                const TuneParams tp = tunedParams<T>(devices[i]).best;
+                const TuneParams tp = version == DirectVersion::Tune ? tunedParams<T>(devices[i]).best : TuneParams{};
                 DirectSum<T> sum(t, grid, stream.get());
                 DeviceBuffer<std::complex<T>> dc(std::max<std::size_t>(c.size(), 1), "GPU.Multi samples");
                 DeviceBuffer<std::complex<T>> dout(e - b, "GPU.Multi output");
                 if (!c.empty()) dc.upload(c.data(), c.size(), stream.get());
                 // Only the first worker reports progress (the shares finish together).
-                sum.adjoint(DirectVersion::Tune, dc.data(), dout.data(), tp, b, e, i == 0 ? progress : Progress{});
+                sum.adjoint(version, dc.data(), dout.data(), tp, b, e, i == 0 ? progress : Progress{});
                 dout.download(out.data() + b, e - b, stream.get());
             } catch (...) {
                 errors[i] = std::current_exception();
@@ -284,9 +307,9 @@ void multiGpuAdjoint(const Trajectory& t, const std::vector<std::complex<T>>& c,
 }
 
 template void multiGpuAdjoint<float>(const Trajectory&, const std::vector<std::complex<float>>&, const SampleGrid&,
-                                     std::vector<std::complex<float>>&, std::vector<int>, const Progress&);
+                                     std::vector<std::complex<float>>&, std::vector<int>, const Progress&, DirectVersion);
 template void multiGpuAdjoint<double>(const Trajectory&, const std::vector<std::complex<double>>&, const SampleGrid&,
-                                      std::vector<std::complex<double>>&, std::vector<int>, const Progress&);
+                                      std::vector<std::complex<double>>&, std::vector<int>, const Progress&, DirectVersion);
 
 // ---------------------------------------------------------------- the backend
 
@@ -303,7 +326,7 @@ public:
         : LinearOperator(space, g.points(), t.samples(), spec.kind == MethodKind::Nufft ? "Fourier sums (GPU NUFFT)"
                                                                                            : "Fourier sums (GPU exact)"),
           t_(t), g_(g), spec_(spec), tolerance_(tolerance), stream_(std::move(stream)), device_(device) {
-        if (spec_.kind == MethodKind::Multi) spec_ = {MethodKind::Direct, DirectVersion::Tune};  // one device per operator
+        if (spec_.kind == MethodKind::Multi) spec_.kind = MethodKind::Direct;  // one device per operator
     }
 
 private:
@@ -476,6 +499,20 @@ public:
         DeviceGuard g(device_);
         check(cudaStreamSynchronize(s()), "synchronize");
     }
+
+protected:
+    void applyGradient(const Grid& grid, const Vector* weights, Product p, const Vector& x, Vector& y) override {
+        DeviceGuard g(device_);
+        gradientStencil<T>(grid.n, grid.dims, weights ? devicePointer<T>(*weights) : nullptr, p, devicePointer<T>(x),
+                           devicePointer<T>(y), s());
+    }
+    void applyWaveletLevel(const Grid& grid, int axis, const std::array<int, 3>& box, const std::array<int, 3>& extent,
+                           const std::vector<double>& lowpass, bool inverse, const Vector& x, Vector& y) override {
+        DeviceGuard g(device_);
+        waveletLevelStencil<T>(grid.n, axis, box, extent, lowpass, inverse, devicePointer<T>(x), devicePointer<T>(y), s());
+    }
+
+public:
     // Between two CUDA backends of this precision: a peer copy (a device-to-device copy when
     // both are the same GPU on two streams), on this backend's stream.
     bool pullFrom(VectorSpace& other, const Vector& theirs, Vector& mine) override {
@@ -509,6 +546,38 @@ public:
                                                    const FourierMethod& m, const Progress& progress) override {
         checkSizes(t, c.size(), "adjoint sum");
         return std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(adjointDevice(t, c, g, m, progress)));
+    }
+
+    // cuBLAS and cuSOLVER in float64 whatever the working precision (the maps' null space lies
+    // 1e-6 below the largest eigenvalue); the host's Eigen when the device has no room.
+    void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
+                   ComplexArray& vectors) override {
+        withCpuFallback("calibration matrix eigen-decomposition", [&] {
+            DeviceGuard dg(device_);
+            cuda::gramEigen(a, rows, cols, values, vectors, s());
+        }, [&](Backend& cpu) { cpu.gramEigen(a, rows, cols, values, vectors); });
+    }
+
+    // A Jacobi solver per voxel in float64 (n <= kMaxEigenCoils; more coils: the host's cores).
+    void dominantEigenvectors(int n, std::size_t voxels, const ComplexArray& upper, ComplexArray& vectors,
+                              std::vector<double>& values, const Progress& progress) override {
+        if (n < 1 || n > kMaxEigenCoils || upper.size() != std::size_t(n) * std::size_t(n + 1) / 2 * voxels)
+            return Backend::dominantEigenvectors(n, voxels, upper, vectors, values, progress);
+        withCpuFallback("coil maps' eigenvectors", [&] {
+            DeviceGuard dg(device_);
+            progress.update(0);
+            DeviceBuffer<double2> du(std::max<std::size_t>(upper.size(), 1), "coil covariances"),
+                dv(std::max<std::size_t>(std::size_t(n) * voxels, 1), "coil eigenvectors");
+            DeviceBuffer<double> dl(std::max<std::size_t>(voxels, 1), "coil eigenvalues");
+            static_assert(sizeof(double2) == sizeof(cdouble));
+            du.upload(reinterpret_cast<const double2*>(upper.data()), upper.size(), s());
+            cuda::dominantEigenvectors(n, voxels, du.data(), dv.data(), dl.data(), s());
+            resizeForOverwrite(vectors, std::size_t(n) * voxels);
+            values.resize(voxels);
+            dv.download(reinterpret_cast<double2*>(vectors.data()), vectors.size(), s());
+            dl.download(values.data(), voxels, s());
+            progress.update(1);
+        }, [&](Backend& cpu) { cpu.dominantEigenvectors(n, voxels, upper, vectors, values, progress); });
     }
 
     // The branchless DD projector on this device, ordered on the backend's stream.
@@ -552,6 +621,19 @@ public:
         DeviceGuard dg(device_);
         if (q.size() != grid.doubled().voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + grid.doubled().describe());
         return std::make_shared<CudaToeplitz<T>>(*this, grid, uploadArray<T>(q, s(), "Q"), stream_);
+    }
+
+    // Another CUDA kernel of this precision: its spectrum copied device to device (peer access where
+    // the GPUs have it), no Q through the host and no FFT; any other kernel through Q (the default).
+    std::shared_ptr<ToeplitzOperator> toeplitzCopy(const ToeplitzOperator& kernel) override {
+        const auto* k = dynamic_cast<const CudaToeplitz<T>*>(&kernel);
+        auto* from = k ? dynamic_cast<CudaBackend<T>*>(&k->space()) : nullptr;
+        if (!from) return Backend::toeplitzCopy(kernel);
+        DeviceGuard dg(device_);
+        DeviceBuffer<C> spectrum(k->spectrum().size(), "Toeplitz spectrum copy");
+        peerCopy(from->device_, k->spectrum().data(), device_, spectrum.data(), spectrum.size(), "Toeplitz spectrum copy");
+        check(cudaStreamSynchronize(s()), "Toeplitz spectrum copy");
+        return std::make_shared<CudaToeplitz<T>>(*this, *k, std::move(spectrum), stream_);
     }
 
     void grid(const Trajectory& t, const ComplexArray& weighted, const Grid& g, const GriddingOptions& o,
@@ -636,7 +718,7 @@ private:
         DeviceBuffer<C> out(g.points(), "adjoint-sum output");
         if (spec.kind == MethodKind::Multi) {
             std::vector<C> host;
-            multiGpuAdjoint<T>(t, toWorking<T>(c), g, host, m.devices, progress);
+            multiGpuAdjoint<T>(t, toWorking<T>(c), g, host, m.devices, progress, spec.version);
             out.upload(host.data(), host.size(), s());
             check(cudaStreamSynchronize(s()), "GPU.Multi result");
             return out;

@@ -54,14 +54,20 @@ public:
     // Takes Q (on grid.doubled(), device memory) and turns it into the spectrum in place.
     CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream,
                  ToeplitzFfts ffts = ToeplitzFfts::Fused);
+    // A copy of `source` on `space`'s device: `spectrum` already holds source.spectrum() (copied there
+    // device to device); its FFT path is source's, and no FFT runs here.
+    CudaToeplitz(VectorSpace& space, const CudaToeplitz& source, DeviceBuffer<C>&& spectrum, std::shared_ptr<Stream> stream);
     ComplexArray q() const override;
     // y = F^H F x on device arrays of grid().voxels(), on the backend's stream.
     void applyDevice(const C* x, C* y) const;
     cudaStream_t stream() const { return stream_->get(); }
     ToeplitzFfts ffts() const { return padded_ ? (padded_->fused() ? ToeplitzFfts::Fused : ToeplitzFfts::Pruned) : ToeplitzFfts::Full; }
     const std::shared_ptr<Stream>& sharedStream() const { return stream_; }
+    // FFT(Kcirc) / L on the 2N grid, on this kernel's device.
+    const DeviceBuffer<C>& spectrum() const { return spectrum_; }
 
 private:
+    void makePlans(ToeplitzFfts ffts);
     void applyForward(const Vector& x, Vector& y) const override;
     std::array<int, 3> n_{1, 1, 1}, big_{1, 1, 1};
     std::shared_ptr<Stream> stream_;
@@ -72,9 +78,10 @@ private:
 };
 
 // GPU.Multi: the voxels split over `devices` (all visible GPUs when empty), each
-// running its tuned GPU.Tune kernel on its share; host arrays in and out.
+// running `version` (the paper's: its tuned GPU.Tune kernel) on its share; host arrays in and out.
 template <class T>
 void multiGpuAdjoint(const Trajectory& t, const std::vector<std::complex<T>>& c, const SampleGrid& grid,
-                     std::vector<std::complex<T>>& out, std::vector<int> devices = {}, const Progress& progress = {});
+                     std::vector<std::complex<T>>& out, std::vector<int> devices = {}, const Progress& progress = {},
+                     DirectVersion version = DirectVersion::Tune);
 
 }  // namespace recon::cuda

@@ -13,6 +13,7 @@
 #include "recon/core/errors.hpp"
 #include "recon/core/types.hpp"
 #include "recon/core/preconditioner_kind.hpp"
+#include "recon/core/start_image.hpp"
 #include "recon/operators/regularizer.hpp"
 
 namespace recon::io {
@@ -123,7 +124,7 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     if (!j.is_object()) throw InputError("recipe '" + origin + "': must be a JSON object, got " + j.type_name());
     FieldReader f(j, origin, "");
     f.rejectUnknown({kVersionKey, "method", "regularizer", "lambda", "iterations", "tolerance", "precision", "backend",
-                     "fourier_method", "nufft_tolerance", "basis", "coils", "coil_maps", "output", "slurm", "preconditioner"});
+                     "fourier_method", "nufft_tolerance", "basis", "coils", "coil_maps", "output", "slurm", "preconditioner", "start"});
     Recipe r;
     const auto version = f.integer(kVersionKey, 1, 1 << 20);
     if (!version) f.fail(kVersionKey, "is missing (the schema version, " + std::to_string(kRecipeVersion) + ")");
@@ -142,6 +143,7 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     r.iterations = f.integer("iterations", 0, 100000);
     r.tolerance = f.number("tolerance", 0, 1);
     r.preconditioner = f.choice("preconditioner", parsePreconditioner);
+    r.start = f.choice("start", parseStartImage);
     r.precision = f.choice("precision", parsePrecision);
     r.backend = f.choice("backend", parseBackendChoice);
     r.fourier_method = f.text("fourier_method");
@@ -182,6 +184,7 @@ Json toJson(const Recipe& r, bool with_slurm) {
     put("iterations", r.iterations);
     put("tolerance", r.tolerance);
     put("preconditioner", r.preconditioner);
+    put("start", r.start);
     put("precision", r.precision);
     put("backend", r.backend);
     put("fourier_method", r.fourier_method);
@@ -225,7 +228,7 @@ void writeRecipe(const std::string& path, const Recipe& r) { writeTextAtomically
 const std::vector<std::string>& overridableKeys() {
     static const std::vector<std::string> keys = {"method",    "regularizer", "lambda",         "iterations",
                                                   "tolerance", "precision",   "backend",        "fourier_method",
-                                                  "nufft_tolerance", "basis", "coil_maps", "preconditioner"};
+                                                  "nufft_tolerance", "basis", "coil_maps", "preconditioner", "start"};
     return keys;
 }
 

@@ -156,15 +156,16 @@ struct DistributedStack::Impl {
         workers = std::make_unique<Workers>(parts.size());
     }
 
-    // Vectors are made on the caller's thread, before the parts run.
-    void prepare(bool image_side, bool rows) {
+    // Vectors are made on the caller's thread, before the parts run. `rows_home`: the parts' rows
+    // also on home (not for data that comes from the host).
+    void prepare(bool image_side, bool rows, bool rows_home = true) {
         for (Part& p : parts) {
             const std::size_t n = p.p.op->inSize(), m = p.p.op->outSize();
             if (image_side && p.result.size() != n) p.result = p.space->make(n);
             if (image_side && !p.at_home && p.result_home.size() != n) p.result_home = home.make(n);
             if (!p.at_home && p.x.size() != n) p.x = p.space->make(n);
             if (rows && p.rows.size() != m) p.rows = p.space->make(m);
-            if (rows && !p.at_home && p.rows_home.size() != m) p.rows_home = home.make(m);
+            if (rows && rows_home && !p.at_home && p.rows_home.size() != m) p.rows_home = home.make(m);
         }
     }
 
@@ -284,6 +285,23 @@ void DistributedStack::applyAdjoint(const Vector& y, Vector& x) const {
         }
         p.p.op->adjoint(p.rows, p.result);
         impl_->sendHome(p, p.result, p.result_home);
+    });
+    impl_->sumOnHome(x);
+}
+
+void DistributedStack::adjointFromHost(std::span<const cdouble> y, Vector& x) const {
+    if (y.size() != outSize())
+        throw InputError(name() + ": " + std::to_string(y.size()) + " values of data, not " + std::to_string(outSize()));
+    if (x.size() != inSize())
+        throw InputError(name() + ": an image of " + std::to_string(x.size()) + " values, not " + std::to_string(inSize()));
+    impl_->prepare(true, true, false);
+    impl_->run(name() + " (adjoint of host data)", [&](Impl::Part& p) {
+        const auto first = y.begin() + std::ptrdiff_t(p.offset);
+        const ComplexArray mine(first, first + std::ptrdiff_t(p.p.op->outSize()));
+        p.space->upload(mine, p.rows);
+        p.p.op->adjoint(p.rows, p.result);
+        impl_->sendHome(p, p.result, p.result_home);
+        p.rows = Vector();  // the data are needed once
     });
     impl_->sumOnHome(x);
 }

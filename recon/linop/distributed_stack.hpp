@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,13 @@ public:
     // Test hook: part `part` throws in the `application`-th application from now (forward,
     // adjoint and normal alike); 0 turns it off.
     void failForTesting(std::size_t part, long application);
+
+    // x (on home) = A^H y for y in host memory (outSize() values, the parts' rows one after another):
+    // each part uploads its own rows to its device and applies its adjoint there, all at once, the
+    // results summed on home. For a right-hand side such as SENSE's sum_c S_c^* F^H d_c: the
+    // expensive F^H d of each coil runs on the device that owns the coil, and only one image per
+    // device crosses to home.
+    void adjointFromHost(std::span<const cdouble> y, Vector& x) const;
 
 protected:
     void applyForward(const Vector& x, Vector& y) const override;

@@ -4,6 +4,7 @@
 // runner are written against it and work on every backend unchanged.
 #pragma once
 
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,9 @@ public:
 };
 struct CsrMatrix;
 
+// Which product of a linear operator A a primitive computes: A x, A^H x or A^H A x.
+enum class Product { Forward, Adjoint, Normal };
+
 class VectorSpace {
 public:
     virtual ~VectorSpace() = default;
@@ -76,6 +80,25 @@ public:
     // sum_g ||x_g||_2, accumulated in float64 (group 1: the l1 norm sum_i |x_i|).
     virtual double groupNorm1(const Vector& x, std::size_t group) = 0;
 
+    // Matrix-free stencils of the sparse priors' transforms (recon/priors), on an image of
+    // grid.voxels() values (x fastest). Shapes are checked here, once for every backend.
+    //
+    // gradient: D, the forward differences along each axis of `grid`, one block of V = voxels()
+    // values per axis: (D x)[a V + v] = x[v + e_a] - x[v], and 0 where v is the last voxel along
+    // axis a (no wrap-around: it would couple opposite edges). With `weights` (D's output size; the
+    // anatomical edge weights) the operator is diag(w) D. Forward: y = w .* D x; Adjoint:
+    // y = D^T (conj(w) .* x) (a divergence); Normal: y = D^T (|w|^2 .* D x), in one pass. y must not be x.
+    void gradient(const Grid& grid, const Vector* weights, Product p, const Vector& x, Vector& y);
+    // One level of a periodic orthogonal wavelet transform along `axis` on the box [0, box) of an
+    // image on `grid`: analysis turns each line of the box along the axis (length L, even, >= the
+    // filter's length) into L/2 low-pass values, output j = sum_k h[k] x[(2j + k) mod L], then L/2
+    // high-pass ones with g[k] = (-1)^k h[K-1-k]; `inverse` applies the transpose (synthesis).
+    // Inside [0, extent) (which holds the box) and outside the box y = x; beyond `extent` y is left
+    // as it is, so a chain of levels copies only what the last level changed. y must not be x.
+    void waveletLevel(const Grid& grid, int axis, const std::array<int, 3>& box, const std::array<int, 3>& extent,
+                      const std::vector<double>& lowpass, bool inverse, const Vector& x, Vector& y);
+    static constexpr std::size_t kMaxWaveletTaps = 8;
+
     virtual std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) = 0;
     virtual void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) = 0;  // y = A x
 
@@ -100,6 +123,14 @@ public:
     // pushTo: theirs = mine, complete when it returns.
     virtual bool pushTo(const Vector& /*mine*/, VectorSpace& /*other*/, Vector& /*theirs*/) { return false; }
 
+protected:
+    // The stencils above, their arguments checked.
+    virtual void applyGradient(const Grid& grid, const Vector* weights, Product p, const Vector& x, Vector& y) = 0;
+    virtual void applyWaveletLevel(const Grid& grid, int axis, const std::array<int, 3>& box,
+                                   const std::array<int, 3>& extent, const std::vector<double>& lowpass, bool inverse,
+                                   const Vector& x, Vector& y) = 0;
+
+public:
     // Helpers built on the above.
     Vector fromHost(const ComplexArray& host) {
         Vector v = make(host.size());

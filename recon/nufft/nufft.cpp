@@ -1,5 +1,7 @@
 #include "recon/nufft/nufft.hpp"
 
+#include "recon/nufft/fftw_planner.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -19,7 +21,9 @@ template <class T>
 NufftPlan<T>::NufftPlan(const Trajectory& t, const SampleGrid& grid, const SpreadKernel& kernel, bool deapodize)
     : grid_(grid), kernel_(kernel), deapodize_(deapodize), dims_(grid.dims), M_(t.samples()) {
     for (int a = 0; a < dims_; ++a) {
-        G_[a] = oversampledLength(grid.size[a], kernel.sigma);
+        // At least as long as the kernel is wide, so that a sample's footprint never wraps onto
+        // itself (small grids at a low sigma; more oversampling only lowers the error).
+        G_[a] = std::max(oversampledLength(grid.size[a], kernel.sigma), grid.size[a] > 1 ? oversampledLength(kernel.width, 1.0) : 1);
         W_[a] = std::min(kernel.width, G_[a]);
     }
     pos_.resize(3 * M_);
@@ -48,10 +52,15 @@ NufftPlan<T>::NufftPlan(const Trajectory& t, const SampleGrid& grid, const Sprea
 }
 
 template <class T>
-const FftPlan<T>& NufftPlan<T>::fft(FftDirection dir) const {
-    std::unique_ptr<FftPlan<T>>& p = dir == FftDirection::Forward ? fwd_ : bwd_;
-    if (!p) p = std::make_unique<FftPlan<T>>(G_, dims_, dir);
-    return *p;
+const FftPlan<T>& NufftPlan<T>::forwardFft() const {
+    if (!fwd_) fwd_ = std::make_unique<FftPlan<T>>(G_, dims_, FftDirection::Forward);
+    return *fwd_;
+}
+
+template <class T>
+const CroppedFft<T>& NufftPlan<T>::adjointFft() const {
+    if (!adj_) adj_ = std::make_unique<CroppedFft<T>>(G_, grid_.size, dims_, false);
+    return *adj_;
 }
 
 // The W cells a sample touches per axis: wrapped fine-grid offsets (already
@@ -87,7 +96,18 @@ void NufftPlan<T>::forEachWeight(std::size_t m, F&& f) const {
 
 template <class T>
 void NufftPlan<T>::spread(const C* c, C* fine, const Progress& progress) const {
-    std::memset(static_cast<void*>(fine), 0, sizeof(C) * fineSize());
+    spreadValues(c, fine, progress);
+}
+
+template <class T>
+void NufftPlan<T>::spread(const T* c, T* fine, const Progress& progress) const {
+    spreadValues(c, fine, progress);
+}
+
+template <class T>
+template <class V>
+void NufftPlan<T>::spreadValues(const V* c, V* fine, const Progress& progress) const {
+    std::memset(static_cast<void*>(fine), 0, sizeof(V) * fineSize());
     const int slow = dims_ - 1;
     const int Gs = G_[slow], Ws = W_[slow];
     // Each thread owns a slab of the slow axis and writes only there: no atomics,
@@ -107,7 +127,7 @@ void NufftPlan<T>::spread(const C* c, C* fine, const Progress& progress) const {
             for (int b : buckets) {
                 if (progress.cancelled()) break;  // one bucket is a few thousand samples at most
                 for (std::uint32_t m : bucket_[std::size_t(b)]) {
-                    const C v = c[m];
+                    const V v = c[m];
                     forEachWeight(m, [&](const Footprint& fp) {
                         for (int iz = 0; iz < fp.w[2]; ++iz) {
                             const std::size_t oz = fp.offset[2][iz];
@@ -122,7 +142,7 @@ void NufftPlan<T>::spread(const C* c, C* fine, const Progress& progress) const {
                                     if (row < lo || row >= hi) continue;
                                 }
                                 const double wyz = fp.weight[2][iz] * fp.weight[1][iy];
-                                C* base = fine + oy + oz;
+                                V* base = fine + oy + oz;
                                 for (int ix = 0; ix < fp.w[0]; ++ix) {
                                     if (slow == 0) {
                                         const int col = int(fp.offset[0][ix]);
@@ -165,27 +185,22 @@ void NufftPlan<T>::interpolate(const C* fine, C* c, const Progress& progress) co
 
 template <class T>
 void NufftPlan<T>::adjoint(const C* c, C* out, const Progress& progress) const {
-    std::vector<C> fine(fineSize());
-    spread(c, fine.data(), progress);
+    fftw::Buffer<C> fine(fineSize(), "the NUFFT's oversampled grid");  // aligned as the cropped FFT was planned on
+    spread(c, fine.p, progress);
     progress.update(0.5);
-    fft(FftDirection::Backward).execute(fine.data(), progress);
-    const auto& S = grid_.size;
-    const std::size_t sy = std::size_t(G_[0]), sz = std::size_t(G_[0]) * G_[1];
+    adjointFft().execute(fine.p, out, progress);  // the output grid's modes only, in its order
+    if (deapodize_) {
+        const auto& S = grid_.size;
 #pragma omp parallel for
-    for (int z = 0; z < S[2]; ++z)
-        for (int y = 0; y < S[1]; ++y)
-            for (int x = 0; x < S[0]; ++x) {
-                int fx = wrap(x - S[0] / 2, G_[0]);
-                int fy = dims_ > 1 ? wrap(y - S[1] / 2, G_[1]) : 0;
-                int fz = dims_ > 2 ? wrap(z - S[2] / 2, G_[2]) : 0;
-                double d = 1.0;
-                if (deapodize_) {
-                    d = deapod_[0][x];
-                    if (dims_ > 1) d *= deapod_[1][y];
-                    if (dims_ > 2) d *= deapod_[2][z];
-                }
-                out[(std::size_t(z) * S[1] + y) * S[0] + x] = fine[fx + fy * sy + fz * sz] / T(d);
+        for (int z = 0; z < S[2]; ++z)
+            for (int y = 0; y < S[1]; ++y) {
+                double dyz = 1.0;
+                if (dims_ > 1) dyz *= deapod_[1][std::size_t(y)];
+                if (dims_ > 2) dyz *= deapod_[2][std::size_t(z)];
+                C* row = out + (std::size_t(z) * S[1] + y) * S[0];
+                for (int x = 0; x < S[0]; ++x) row[x] /= T(deapod_[0][std::size_t(x)] * dyz);
             }
+    }
     progress.update(1.0);
 }
 
@@ -209,7 +224,7 @@ void NufftPlan<T>::forward(const C* f, C* out, const Progress& progress) const {
                 }
                 fine[fx + fy * sy + fz * sz] = f[(std::size_t(z) * S[1] + y) * S[0] + x] / T(d);
             }
-    fft(FftDirection::Forward).execute(fine.data(), progress);
+    forwardFft().execute(fine.data(), progress);
     progress.update(0.5);
     interpolate(fine.data(), out, progress);
     progress.update(1.0);

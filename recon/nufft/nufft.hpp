@@ -12,6 +12,7 @@
 
 #include "recon/core/errors.hpp"
 #include "recon/core/types.hpp"
+#include "recon/nufft/cropped_fft.hpp"
 #include "recon/nufft/fft.hpp"
 #include "recon/nufft/spread_kernel.hpp"
 
@@ -32,13 +33,18 @@ public:
     // Both poll progress's cancel as they go (every slab bucket, every block of samples)
     // and throw Cancelled, leaving the output unspecified.
     void spread(const C* c, C* fine, const Progress& progress = {}) const;
+    // Real values spread onto a real fine grid (Q's weights |phi|^2).
+    void spread(const T* c, T* fine, const Progress& progress = {}) const;
     void interpolate(const C* fine, C* c, const Progress& progress = {}) const;
     std::size_t fineSize() const { return std::size_t(G_[0]) * G_[1] * G_[2]; }
+    std::array<int, 3> fineShape() const { return G_; }
     const SpreadKernel& kernel() const { return kernel_; }
 
 private:
     template <class F>
     void forEachWeight(std::size_t m, F&& f) const;
+    template <class V>
+    void spreadValues(const V* c, V* fine, const Progress& progress) const;
 
     SampleGrid grid_;
     SpreadKernel kernel_;
@@ -53,9 +59,11 @@ private:
     std::array<std::vector<double>, 3> deapod_;
     // Made on first use: a measured plan costs up to seconds the first time a machine sees a
     // size, and most plans run in one direction only (Q, F^H d, gridding). Not thread-safe,
-    // like the plan's other uses.
-    const FftPlan<T>& fft(FftDirection dir) const;
-    mutable std::unique_ptr<FftPlan<T>> fwd_, bwd_;
+    // like the plan's other uses. The adjoint's transform is pruned to the output grid.
+    const FftPlan<T>& forwardFft() const;
+    const CroppedFft<T>& adjointFft() const;
+    mutable std::unique_ptr<FftPlan<T>> fwd_;
+    mutable std::unique_ptr<CroppedFft<T>> adj_;
 };
 
 }  // namespace recon

@@ -15,57 +15,6 @@
 namespace recon {
 namespace {
 
-// FFTW's two precisions behind one name (fftw_iodim is shared by both).
-template <class T>
-struct Fftw;
-template <>
-struct Fftw<double> {
-    using Plan = fftw_plan;
-    using Cpx = fftw_complex;
-    static Plan guru(const fftw_iodim& line, int loops, const fftw_iodim* loop, Cpx* data, int sign, unsigned flags) {
-        return fftw_plan_guru_dft(1, &line, loops, loop, data, data, sign, flags);
-    }
-    static void run(Plan p, Cpx* data) { fftw_execute_dft(p, data, data); }
-    static void destroy(Plan p) { fftw_destroy_plan(p); }
-    static void threads(int n) { fftw_plan_with_nthreads(n); }
-    static Cpx* alloc(std::size_t n) { return fftw_alloc_complex(n); }
-    static void release(void* p) { fftw_free(p); }
-};
-template <>
-struct Fftw<float> {
-    using Plan = fftwf_plan;
-    using Cpx = fftwf_complex;
-    static Plan guru(const fftw_iodim& line, int loops, const fftw_iodim* loop, Cpx* data, int sign, unsigned flags) {
-        return fftwf_plan_guru_dft(1, &line, loops, loop, data, data, sign, flags);
-    }
-    static void run(Plan p, Cpx* data) { fftwf_execute_dft(p, data, data); }
-    static void destroy(Plan p) { fftwf_destroy_plan(p); }
-    static void threads(int n) { fftwf_plan_with_nthreads(n); }
-    static Cpx* alloc(std::size_t n) { return fftwf_alloc_complex(n); }
-    static void release(void* p) { fftwf_free(p); }
-};
-
-// An FFTW-aligned array of complex values (zeroed).
-template <class T>
-struct AlignedBuffer {
-    std::complex<T>* p = nullptr;
-    std::size_t n = 0;
-    explicit AlignedBuffer(std::size_t size = 0) : n(size) {
-        if (size) {
-            p = reinterpret_cast<std::complex<T>*>(Fftw<T>::alloc(size));
-            if (!p) throw OutOfMemory("the Toeplitz product's 2N grid", size * sizeof(std::complex<T>));
-            std::fill(p, p + size, std::complex<T>(0));
-        }
-    }
-    ~AlignedBuffer() { Fftw<T>::release(p); }
-    AlignedBuffer(AlignedBuffer&& o) noexcept : p(o.p), n(o.n) { o.p = nullptr; }
-    AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
-        std::swap(p, o.p);
-        std::swap(n, o.n);
-        return *this;
-    }
-};
-
 // Columns per tile of the fused stage: a power of two (whole cache lines) whose tile of
 // 2N_slow values fits in about 64 KiB (L1/L2), between 4 and 64.
 template <class T>
@@ -79,7 +28,7 @@ int defaultTileColumns(int slow2) {
 
 template <class T>
 struct PaddedConvolution<T>::Impl {
-    using F = Fftw<T>;
+    using F = fftw::Api<T>;
     using C = std::complex<T>;
     Grid g;
     int dims = 0, L = 0;          // L: the slowest axis
@@ -87,9 +36,9 @@ struct PaddedConvolution<T>::Impl {
     std::size_t slab = 1;         // points of one slab of the 2N grid (all axes but L)
     int columns = 0;              // per tile of the fused stage
     std::size_t tiles = 0;
-    AlignedBuffer<T> work;        // the N non-zero slabs of the 2N grid
-    AlignedBuffer<T> spec;        // the spectrum, tile by tile: [tile][slow][column]
-    mutable std::vector<AlignedBuffer<T>> tile_buffers;  // one per thread
+    fftw::Buffer<C> work;         // the N non-zero slabs of the 2N grid
+    fftw::Buffer<T> spec;         // the (real) spectrum, tile by tile: [tile][slow][column]
+    mutable std::vector<fftw::Buffer<C>> tile_buffers;  // one per thread
     std::vector<typename F::Plan> slab_forward, slab_inverse;  // per slab axis, for slab 0 (run on any slab)
     typename F::Plan tile_forward = nullptr, tile_inverse = nullptr;
 
@@ -107,9 +56,9 @@ struct PaddedConvolution<T>::Impl {
 };
 
 template <class T>
-PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<std::complex<T>>& spectrum, int tile_columns)
+PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spectrum, int tile_columns)
     : impl_(new Impl) {
-    using F = Fftw<T>;
+    using F = fftw::Api<T>;
     Impl& m = *impl_;
     m.g = g;
     m.dims = g.dims;
@@ -125,8 +74,8 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<std::co
     const int slow = m.n[m.L], slow2 = m.b[m.L];
     m.columns = tile_columns > 0 ? tile_columns : defaultTileColumns<T>(slow2);
     m.tiles = (m.slab + std::size_t(m.columns) - 1) / std::size_t(m.columns);
-    m.work = AlignedBuffer<T>(m.slab * std::size_t(slow));
-    m.spec = AlignedBuffer<T>(m.tiles * std::size_t(slow2) * std::size_t(m.columns));
+    m.work = fftw::Buffer<std::complex<T>>(m.slab * std::size_t(slow), "the Toeplitz product's 2N grid");
+    m.spec = fftw::Buffer<T>(m.tiles * std::size_t(slow2) * std::size_t(m.columns), "the Toeplitz spectrum");
     for (std::size_t tile = 0; tile < m.tiles; ++tile)
         for (int z = 0; z < slow2; ++z)
             for (int t = 0; t < m.columns; ++t) {
@@ -143,8 +92,8 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<std::co
     // tiles), on buffers aligned as the ones planned on (slabs start at multiples of the
     // slab's even size; tile buffers are FFTW's own).
     F::threads(1);
-    auto* work = reinterpret_cast<typename F::Cpx*>(m.work.p);
-    auto* tile = reinterpret_cast<typename F::Cpx*>(m.tile_buffers[0].p);
+    auto* work = fftw::cpx(m.work.p);
+    auto* tile = fftw::cpx(m.tile_buffers[0].p);
     // Slab axis a: lines along a; the other slab axes loop over their whole 2N where they
     // were transformed before a (c < a) and over the non-zero N where not yet (c > a).
     std::array<int, 3> stride{1, m.b[0], m.b[0] * m.b[1]};
@@ -155,15 +104,15 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<std::co
             if (c != a) loops.push_back({c < a ? m.b[c] : m.n[c], stride[c], stride[c]});
         const unsigned flags = fftw::planningFlags(m.slab);
         // Measuring overwrites the buffer it plans on: the work buffer holds nothing yet.
-        m.slab_forward.push_back(F::guru(line, int(loops.size()), loops.data(), work, FFTW_FORWARD, flags));
-        m.slab_inverse.push_back(F::guru(line, int(loops.size()), loops.data(), work, FFTW_BACKWARD, flags));
+        m.slab_forward.push_back(F::guru(line, int(loops.size()), loops.data(), work, work, FFTW_FORWARD, flags));
+        m.slab_inverse.push_back(F::guru(line, int(loops.size()), loops.data(), work, work, FFTW_BACKWARD, flags));
         if (!m.slab_forward.back() || !m.slab_inverse.back()) throw Error("FFTW could not plan the Toeplitz product's transforms");
     }
     const fftw_iodim line{slow2, m.columns, m.columns};
     const fftw_iodim loop{m.columns, 1, 1};
     const unsigned flags = fftw::planningFlags(std::size_t(slow2) * std::size_t(m.columns));
-    m.tile_forward = F::guru(line, 1, &loop, tile, FFTW_FORWARD, flags);
-    m.tile_inverse = F::guru(line, 1, &loop, tile, FFTW_BACKWARD, flags);
+    m.tile_forward = F::guru(line, 1, &loop, tile, tile, FFTW_FORWARD, flags);
+    m.tile_inverse = F::guru(line, 1, &loop, tile, tile, FFTW_BACKWARD, flags);
     if (!m.tile_forward || !m.tile_inverse) throw Error("FFTW could not plan the Toeplitz product's transforms");
     std::fill(m.work.p, m.work.p + m.work.n, std::complex<T>(0));
     fftw::savePlans();
@@ -174,7 +123,7 @@ PaddedConvolution<T>::~PaddedConvolution() = default;
 
 template <class T>
 void PaddedConvolution<T>::apply(const std::complex<T>* x, std::complex<T>* y) const {
-    using F = Fftw<T>;
+    using F = fftw::Api<T>;
     using C = std::complex<T>;
     const Impl& m = *impl_;
     const int slow = m.n[m.L], slow2 = m.b[m.L];
@@ -197,7 +146,7 @@ void PaddedConvolution<T>::apply(const std::complex<T>* x, std::complex<T>* y) c
         } else {
             s[0] = x[z];
         }
-        for (auto p : m.slab_forward) F::run(p, reinterpret_cast<typename F::Cpx*>(s));
+        for (auto p : m.slab_forward) F::run(p, fftw::cpx(s));
     }
 
     // 2. The slowest axis, tile by tile: gather the non-zero half, forward, product, inverse,
@@ -210,17 +159,17 @@ void PaddedConvolution<T>::apply(const std::complex<T>* x, std::complex<T>* y) c
         for (int z = 0; z < slow; ++z)
             std::memcpy(static_cast<void*>(buf + std::size_t(z) * cols), m.work.p + std::size_t(z) * m.slab + c0, w * sizeof(C));
         std::fill(buf + std::size_t(slow) * cols, buf + std::size_t(slow2) * cols, C(0));
-        F::run(m.tile_forward, reinterpret_cast<typename F::Cpx*>(buf));
+        F::run(m.tile_forward, fftw::cpx(buf));
+        // A real spectrum (Q is Hermitian): two real products per value, half the reads.
         T* pb = reinterpret_cast<T*>(buf);
-        const T* ps = reinterpret_cast<const T*>(m.spec.p + tile * std::size_t(slow2) * cols);
+        const T* ps = m.spec.p + tile * std::size_t(slow2) * cols;
         const std::size_t count = std::size_t(slow2) * cols;
 #pragma omp simd
         for (std::size_t i = 0; i < count; ++i) {
-            const T a = pb[2 * i], bb = pb[2 * i + 1], c = ps[2 * i], d = ps[2 * i + 1];
-            pb[2 * i] = a * c - bb * d;
-            pb[2 * i + 1] = a * d + bb * c;
+            pb[2 * i] *= ps[i];
+            pb[2 * i + 1] *= ps[i];
         }
-        F::run(m.tile_inverse, reinterpret_cast<typename F::Cpx*>(buf));
+        F::run(m.tile_inverse, fftw::cpx(buf));
         for (int z = 0; z < slow; ++z)
             std::memcpy(static_cast<void*>(m.work.p + std::size_t(z) * m.slab + c0), buf + std::size_t(z) * cols, w * sizeof(C));
     }
@@ -229,7 +178,7 @@ void PaddedConvolution<T>::apply(const std::complex<T>* x, std::complex<T>* y) c
 #pragma omp parallel for schedule(static)
     for (int z = 0; z < slow; ++z) {
         C* s = m.work.p + std::size_t(z) * m.slab;
-        for (auto it = m.slab_inverse.rbegin(); it != m.slab_inverse.rend(); ++it) F::run(*it, reinterpret_cast<typename F::Cpx*>(s));
+        for (auto it = m.slab_inverse.rbegin(); it != m.slab_inverse.rend(); ++it) F::run(*it, fftw::cpx(s));
         if (lines) {
             for (std::size_t r = 0; r < rows; ++r)
                 std::memcpy(static_cast<void*>(y + (std::size_t(z) * rows + r) * nx), s + r * bx, nx * sizeof(C));
@@ -240,11 +189,11 @@ void PaddedConvolution<T>::apply(const std::complex<T>* x, std::complex<T>* y) c
 }
 
 template <class T>
-std::vector<std::complex<T>> PaddedConvolution<T>::spectrum() const {
+std::vector<T> PaddedConvolution<T>::spectrum() const {
     const Impl& m = *impl_;
     const int slow2 = m.b[m.L];
     const std::size_t cols = std::size_t(m.columns);
-    std::vector<std::complex<T>> out(m.slab * std::size_t(slow2));
+    std::vector<T> out(m.slab * std::size_t(slow2));
     for (std::size_t tile = 0; tile < m.tiles; ++tile)
         for (int z = 0; z < slow2; ++z)
             for (std::size_t t = 0; t < cols && tile * cols + t < m.slab; ++t)

@@ -11,6 +11,9 @@
 // inverse run on a few columns at a time in a small per-thread buffer (FFTW's guru
 // interface, one plan for all tiles), so that stage reads and writes the half grid once
 // and the spectrum (stored tile by tile) once, instead of three passes over the whole grid.
+// The spectrum is real: the kernel of a Hermitian operator (F^H F, a circulant
+// preconditioner) is Hermitian, Q(-d) = conj Q(d), once its unused -N entries are made so
+// (recon/nufft/toeplitz_spectrum.hpp), and a real spectrum halves its memory and reads.
 #pragma once
 
 #include <complex>
@@ -26,7 +29,7 @@ class PaddedConvolution {
 public:
     // `spectrum`: on g.doubled(), x fastest. `tile_columns`: columns of the fused stage per
     // tile (0: chosen to fit the cache; tests set it to exercise a remainder).
-    PaddedConvolution(const Grid& g, const std::vector<std::complex<T>>& spectrum, int tile_columns = 0);
+    PaddedConvolution(const Grid& g, const std::vector<T>& spectrum, int tile_columns = 0);
     ~PaddedConvolution();
     PaddedConvolution(const PaddedConvolution&) = delete;
     PaddedConvolution& operator=(const PaddedConvolution&) = delete;
@@ -34,7 +37,7 @@ public:
     // x and y on g (may be the same array). Not for concurrent calls on one object.
     void apply(const std::complex<T>* x, std::complex<T>* y) const;
     // The spectrum as given (on g.doubled(), x fastest).
-    std::vector<std::complex<T>> spectrum() const;
+    std::vector<T> spectrum() const;
 
 private:
     struct Impl;

@@ -127,10 +127,14 @@ SpreadKernel SpreadKernel::linear() {
     return k;
 }
 
-SpreadKernel SpreadKernel::forTolerance(double tolerance) {
+SpreadKernel SpreadKernel::forTolerance(double tolerance, double sigma) {
     if (!(tolerance > 0) || !std::isfinite(tolerance)) throw InputError("NUFFT tolerance must be a positive number");
-    int w = int(std::ceil(std::log10(1.0 / tolerance))) + 2;
-    return expSemicircle(2.0, std::clamp(w, 2, 16));
+    if (!(sigma >= 1.25 && sigma <= 2.0)) throw InputError("NUFFT oversampling must be between 1.25 and 2");
+    if (sigma == 2.0) return expSemicircle(2.0, std::clamp(int(std::ceil(std::log10(1.0 / tolerance))) + 2, 2, 16));
+    const int w = std::clamp(int(std::ceil(std::log(1.0 / tolerance) / (kPi * std::sqrt(1.0 - 1.0 / sigma)))) + 1, 2, 16);
+    SpreadKernel k = expSemicircle(sigma, w);
+    k.beta = 0.97 * kPi * (1.0 - 0.5 / sigma) * w;
+    return k;
 }
 
 

@@ -34,10 +34,14 @@ struct SpreadKernel {
     // Exponential of semicircle with beta = 2.30 W (Barnett et al. 2019, sigma = 2).
     static SpreadKernel expSemicircle(double sigma, int width);
     static SpreadKernel linear();
-    // The NUFFT's kernel for a requested relative accuracy (sigma = 2):
-    // W = ceil(log10(1/tol)) + 2, from 2 to 16 (one more than Barnett et al.'s
-    // rule, which measured 1.2-2.7x the tolerance here; this meets it).
-    static SpreadKernel forTolerance(double tolerance);
+    // The NUFFT's kernel for a requested relative accuracy on a grid oversampled sigma times.
+    // sigma = 2: W = ceil(log10(1/tol)) + 2, beta = 2.30 W, from 2 to 16 (one more than
+    // Barnett et al.'s rule, which measured 1.2-2.7x the tolerance here; this meets it).
+    // Other sigma (1.25 ... 2): W = ceil(ln(1/tol) / (pi sqrt(1 - 1/sigma))) + 1 and
+    // beta = 0.97 pi (1 - 1/(2 sigma)) W, the exp-semicircle's rule for a low upsampling
+    // (Barnett et al. 2019, sec. 4), again one wider than the rule, to 16. Measured in
+    // float64: meets the tolerance at sigma 1.5; at 1.25 up to 2 % above it.
+    static SpreadKernel forTolerance(double tolerance, double sigma = 2.0);
 };
 
 // Oversampled FFT length for an axis of S points: >= sigma*S, even, with small prime factors.

@@ -13,32 +13,88 @@ std::array<std::int64_t, 3> strides(const Grid& g) { return {1, g.n[0], std::int
 void checkGrid(const Grid& g, const char* what) {
     if (g.dims < 1 || g.dims > 3 || g.n[0] < 1 || g.n[1] < 1 || g.n[2] < 1)
         throw InputError(std::string(what) + ": invalid grid " + g.describe());
+}
+
+// The CSR references index columns with int32.
+void checkMatrixSize(const Grid& g, const char* what) {
+    checkGrid(g, what);
     if (std::size_t(g.dims) * g.voxels() > std::size_t(INT32_MAX))
         throw InputError(std::string(what) + ": grid " + g.describe() + " is too large for a sparse transform");
 }
 
-// Orthonormal low-pass filters; the high-pass is g[k] = (-1)^k h[L-1-k] (quadrature mirror).
-std::vector<double> lowPass(WaveletKind k) {
+// The gradient: VectorSpace::gradient with the (optional) edge weights resident on the backend.
+class GradientOperator final : public LinearOperator {
+public:
+    GradientOperator(VectorSpace& space, const Grid& grid, const std::vector<double>* edge_weights, std::string name)
+        : LinearOperator(space, grid.voxels(), std::size_t(grid.dims) * grid.voxels(), std::move(name)), grid_(grid) {
+        if (edge_weights) weights_ = space.fromHost(ComplexArray(edge_weights->begin(), edge_weights->end()));
+    }
+
+private:
+    const Vector* weights() const { return weights_.empty() ? nullptr : &weights_; }
+    void applyForward(const Vector& x, Vector& y) const override { space().gradient(grid_, weights(), Product::Forward, x, y); }
+    void applyAdjoint(const Vector& y, Vector& x) const override { space().gradient(grid_, weights(), Product::Adjoint, y, x); }
+    void applyNormal(const Vector& x, Vector& y) const override { space().gradient(grid_, weights(), Product::Normal, x, y); }
+    Grid grid_;
+    Vector weights_;
+};
+
+// The multilevel wavelet transform: its levels in order (synthesis: reversed), ping-ponging between
+// the output and one scratch vector so that the last level lands in the output. A level's output
+// buffer then holds the result of two levels before, which differs from its input only inside the
+// previous level's box: after the first two levels only that box (with this level's) is written.
+class WaveletOperator final : public LinearOperator {
+public:
+    WaveletOperator(VectorSpace& space, const Grid& grid, WaveletKind kind, int max_levels)
+        : LinearOperator(space, grid.voxels(), grid.voxels(), toString(kind) + " wavelet transform"),
+          grid_(grid),
+          lowpass_(waveletLowPass(kind)),
+          levels_(waveletLevels(grid, max_levels)) {}
+
+private:
+    void applyForward(const Vector& x, Vector& y) const override { chain(x, y, false); }
+    void applyAdjoint(const Vector& y, Vector& x) const override { chain(y, x, true); }
+    void applyNormal(const Vector& x, Vector& y) const override { space().copy(x, y); }  // orthogonal
+    void chain(const Vector& in, Vector& out, bool inverse) const {
+        const std::size_t count = levels_.size();
+        if (count == 0) return space().copy(in, out);
+        Vector& other = scratch(0, inSize());
+        const Vector* from = &in;
+        std::array<int, 3> previous_box{};
+        for (std::size_t t = 0; t < count; ++t) {
+            const WaveletLevel& level = levels_[inverse ? count - 1 - t : t];
+            Vector& to = (count - 1 - t) % 2 == 0 ? out : other;
+            std::array<int, 3> extent = grid_.n;  // the first two levels' outputs hold nothing yet
+            if (t >= 2)
+                for (std::size_t a = 0; a < 3; ++a) extent[a] = std::max(level.box[a], previous_box[a]);
+            space().waveletLevel(grid_, level.axis, level.box, extent, lowpass_, inverse, *from, to);
+            from = &to;
+            previous_box = level.box;
+        }
+    }
+    Grid grid_;
+    std::vector<double> lowpass_;
+    std::vector<WaveletLevel> levels_;
+};
+
+}  // namespace
+
+std::vector<double> waveletLowPass(WaveletKind k) {
     if (k == WaveletKind::Haar) return {1 / std::sqrt(2.0), 1 / std::sqrt(2.0)};
     const double r3 = std::sqrt(3.0), d = 4 * std::sqrt(2.0);
     return {(1 + r3) / d, (3 + r3) / d, (3 - r3) / d, (1 - r3) / d};
 }
 
-// A transform given by a fixed identity normal: W^H W = I for an orthogonal W.
-LinearOperatorPtr orthogonalChain(VectorSpace& space, const std::vector<CsrMatrix>& levels, std::size_t n) {
-    if (levels.empty()) return identity(space, n);
-    LinearOperatorPtr chain;
-    for (std::size_t i = 0; i < levels.size(); ++i) {
-        LinearOperatorPtr level = sparseMatrix(space, levels[i], nullptr, "wavelet level " + std::to_string(i + 1));
-        chain = chain ? compose(level, chain) : level;
-    }
-    return withNormal(chain, identity(space, n));
+LinearOperatorPtr gradientOperator(VectorSpace& space, const Grid& grid, const std::vector<double>* edge_weights, std::string name) {
+    checkGrid(grid, "total variation");
+    if (edge_weights && edge_weights->size() != std::size_t(grid.dims) * grid.voxels())
+        throw InputError("total variation: " + std::to_string(edge_weights->size()) + " edge weights for " +
+                         std::to_string(grid.dims) + " x " + std::to_string(grid.voxels()) + " differences");
+    return std::make_shared<GradientOperator>(space, grid, edge_weights, std::move(name));
 }
 
-}  // namespace
-
 CsrMatrix gradientMatrix(const Grid& g, const std::vector<double>* edge_weights) {
-    checkGrid(g, "total variation");
+    checkMatrixSize(g, "total variation");
     const std::int64_t nvox = std::int64_t(g.voxels());
     if (edge_weights && edge_weights->size() != std::size_t(g.dims) * std::size_t(nvox))
         throw InputError("total variation: " + std::to_string(edge_weights->size()) + " edge weights for " +
@@ -99,12 +155,10 @@ SparseTerm totalVariation(VectorSpace& space, const Grid& grid, double weight, b
     if (!(weight >= 0) || !std::isfinite(weight)) throw InputError("total variation: the weight must be a finite number >= 0");
     std::vector<double> edges;
     if (reference) edges = anatomicalEdgeWeights(grid, *reference, opts);
-    auto d = std::make_shared<CsrMatrix>(gradientMatrix(grid, reference ? &edges : nullptr));
-    auto gram = std::make_shared<CsrMatrix>(d->gram(d->transposed()));
     SparseTerm t;
     t.name = reference ? "anatomical-tv" : "tv";
     t.weight = weight;
-    t.transform = sparseMatrix(space, d, gram, reference ? "anatomically weighted gradient" : "gradient");
+    t.transform = gradientOperator(space, grid, reference ? &edges : nullptr, reference ? "anatomically weighted gradient" : "gradient");
     t.group = anisotropic ? 1 : std::size_t(grid.dims);
     return t;
 }
@@ -118,9 +172,9 @@ WaveletKind parseWavelet(const std::string& s) {
 }
 
 CsrMatrix waveletLevelMatrix(const Grid& g, WaveletKind kind, int axis, const std::array<int, 3>& box) {
-    checkGrid(g, "wavelet transform");
+    checkMatrixSize(g, "wavelet transform");
     if (axis < 0 || axis >= g.dims) throw InputError("wavelet transform: no axis " + std::to_string(axis));
-    const std::vector<double> h = lowPass(kind);
+    const std::vector<double> h = waveletLowPass(kind);
     const int len = box[std::size_t(axis)];
     if (len % 2 != 0 || len < int(h.size()) || len > g.n[std::size_t(axis)])
         throw InputError("wavelet transform: a box length of " + std::to_string(len) + " along axis " + std::to_string(axis) +
@@ -165,17 +219,17 @@ CsrMatrix waveletLevelMatrix(const Grid& g, WaveletKind kind, int axis, const st
     return m;
 }
 
-std::vector<CsrMatrix> waveletMatrices(const Grid& g, WaveletKind kind, int max_levels) {
+std::vector<WaveletLevel> waveletLevels(const Grid& g, int max_levels) {
     checkGrid(g, "wavelet transform");
     if (max_levels < 0 || max_levels > 16) throw InputError("wavelet transform: levels must be in 0..16");
     std::array<int, 3> box = g.n;
-    std::vector<CsrMatrix> out;
+    std::vector<WaveletLevel> out;
     for (int level = 0; level < max_levels; ++level) {
         bool split = false;
         for (int axis = 0; axis < g.dims; ++axis) {
             const int len = box[std::size_t(axis)];
             if (len % 2 != 0 || len < 8) continue;
-            out.push_back(waveletLevelMatrix(g, kind, axis, box));
+            out.push_back({axis, box});
             split = true;
         }
         if (!split) break;
@@ -186,12 +240,22 @@ std::vector<CsrMatrix> waveletMatrices(const Grid& g, WaveletKind kind, int max_
     return out;
 }
 
+std::vector<CsrMatrix> waveletMatrices(const Grid& g, WaveletKind kind, int max_levels) {
+    std::vector<CsrMatrix> out;
+    for (const WaveletLevel& l : waveletLevels(g, max_levels)) out.push_back(waveletLevelMatrix(g, kind, l.axis, l.box));
+    return out;
+}
+
+LinearOperatorPtr waveletOperator(VectorSpace& space, const Grid& grid, WaveletKind kind, int max_levels) {
+    return std::make_shared<WaveletOperator>(space, grid, kind, max_levels);
+}
+
 SparseTerm waveletSparsity(VectorSpace& space, const Grid& grid, double weight, WaveletKind kind, int max_levels) {
     if (!(weight >= 0) || !std::isfinite(weight)) throw InputError("wavelet sparsity: the weight must be a finite number >= 0");
     SparseTerm t;
     t.name = "wavelet";
     t.weight = weight;
-    t.transform = orthogonalChain(space, waveletMatrices(grid, kind, max_levels), grid.voxels());
+    t.transform = waveletOperator(space, grid, kind, max_levels);
     t.group = 1;
     return t;
 }

@@ -1,10 +1,13 @@
 // Sparse priors as operators: a transform W (finite differences, an orthogonal
 // wavelet transform) whose output is penalised by a (group) l1 norm,
-// lambda s sum_g ||(W x)_g||_2. The transforms are real sparse matrices built
-// once on the host and applied by the backend's sparse product, so every prior
-// runs on every backend; the prox is VectorSpace::groupSoftThreshold.
+// lambda s sum_g ||(W x)_g||_2. The transforms are matrix-free operators on
+// VectorSpace's stencil primitives (gradient, waveletLevel), one kernel per
+// product on the GPU and nothing to build or upload; the prox is
+// VectorSpace::groupSoftThreshold. The same transforms as explicit CSR matrices
+// (gradientMatrix, waveletMatrices) are the tests' references.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +31,10 @@ struct SparseTerm {
 // components of one voxel's gradient sit at stride voxels() and form one group.
 // `edge_weights`, when given (dims * voxels() values), scales each row.
 CsrMatrix gradientMatrix(const Grid& grid, const std::vector<double>* edge_weights = nullptr);
+// The gradient of gradientMatrix (same rows, same boundary rule) without a matrix: VectorSpace::gradient,
+// its normal D^T D in one pass. `edge_weights` as there.
+LinearOperatorPtr gradientOperator(VectorSpace& space, const Grid& grid, const std::vector<double>* edge_weights = nullptr,
+                                   std::string name = "gradient");
 // Anatomical edge weights (regularizer.cpp's rule): a difference whose reference magnitudes
 // differ by more than opts.edge_threshold of the reference's maximum keeps opts.edge_weight.
 std::vector<double> anatomicalEdgeWeights(const Grid& grid, const ComplexArray& reference, const AnatomicalOptions& opts);
@@ -41,14 +48,25 @@ enum class WaveletKind { Haar, Daubechies4 };
 std::string toString(WaveletKind k);
 WaveletKind parseWavelet(const std::string& s);  // "haar" | "db4" (InputError otherwise)
 
+// The orthonormal low-pass filter h (the high-pass is its quadrature mirror g[k] = (-1)^k h[L-1-k]).
+std::vector<double> waveletLowPass(WaveletKind k);
+// One level of the multilevel transform: the axis split and the low-pass box it works on.
+struct WaveletLevel {
+    int axis = 0;
+    std::array<int, 3> box{1, 1, 1};
+};
+// The levels in the order they apply. An axis is split while its low-pass length is even and at
+// least 8 (so at least 4 coarse values remain); an axis of odd length is left whole, so any grid
+// size works with periodic boundaries.
+std::vector<WaveletLevel> waveletLevels(const Grid& grid, int max_levels = 4);
 // One level of the periodic orthogonal wavelet transform along one axis of a sub-box
 // (the low-pass box `box` starting at the origin): rows inside the box are the filter's
 // low half then high half, every other row is the identity. Orthogonal.
 CsrMatrix waveletLevelMatrix(const Grid& grid, WaveletKind kind, int axis, const std::array<int, 3>& box);
-// The multilevel separable transform as a list of level matrices (apply in order). An axis is
-// split while its low-pass length is even and at least 8 (so at least 4 coarse values remain);
-// an axis of odd length is left whole, so any grid size works with periodic boundaries.
+// The multilevel separable transform as a list of level matrices (waveletLevels, apply in order).
 std::vector<CsrMatrix> waveletMatrices(const Grid& grid, WaveletKind kind, int max_levels = 4);
+// The same transform without matrices: one VectorSpace::waveletLevel per level; W^H W = I is its normal.
+LinearOperatorPtr waveletOperator(VectorSpace& space, const Grid& grid, WaveletKind kind, int max_levels = 4);
 // l1 of the wavelet coefficients; W^H W = I, so its normal is the identity.
 SparseTerm waveletSparsity(VectorSpace& space, const Grid& grid, double weight, WaveletKind kind = WaveletKind::Daubechies4,
                            int max_levels = 4);

@@ -18,7 +18,8 @@ ComplexArray transformAxis(const ComplexArray& in, BlockShape& shape, int axis, 
     for (int a = 0; a < axis; ++a) below *= std::size_t(shape[std::size_t(a)]);
     for (int a = axis + 1; a < 3; ++a) above *= std::size_t(shape[std::size_t(a)]);
     ComplexArray out(below * above * std::size_t(out_len));
-#pragma omp parallel for schedule(static)
+    // Every (hi, o) writes its own output row: parallel over both (the last axis has above = 1).
+#pragma omp parallel for collapse(2) schedule(static)
     for (std::ptrdiff_t hi = 0; hi < std::ptrdiff_t(above); ++hi)
         for (int o = 0; o < out_len; ++o) {
             const cdouble* row = m.data() + std::size_t(o) * std::size_t(len);

@@ -18,8 +18,11 @@ std::size_t samplesPerCoil(const ComplexArray& data, int coils, const std::strin
 
 SquareMatrix gram(const ComplexArray& data, int coils, std::size_t m_count) {
     SquareMatrix g(coils);
+    // Every pair (r, c) on a thread of its own: 36 pairs of 2.3 million samples for 8 coils at 128^3.
+#pragma omp parallel for collapse(2) schedule(dynamic)
     for (int r = 0; r < coils; ++r)
-        for (int c = r; c < coils; ++c) {
+        for (int c = 0; c < coils; ++c) {
+            if (c < r) continue;
             const cdouble* a = data.data() + std::size_t(r) * m_count;
             const cdouble* b = data.data() + std::size_t(c) * m_count;
             cdouble s = 0;

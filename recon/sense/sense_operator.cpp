@@ -31,9 +31,30 @@ SenseOperator::SenseOperator(LinearOperatorPtr fourier, const ComplexArray& maps
                      fourier->outSize() * checkedCoils(maps, fourier->inSize(), "SENSE"),
                      "SENSE (" + std::to_string(maps.size() / fourier->inSize()) + " coils) of " + fourier->name()),
       fourier_(std::move(fourier)) {
+    // One upload of every coil's map (one host conversion, one transfer), then a device copy per coil.
     const std::size_t coils = maps.size() / voxels();
+    const Vector all = space().fromHost(maps);
     maps_.reserve(coils);
-    for (std::size_t c = 0; c < coils; ++c) maps_.push_back(uploadCoil(space(), maps, c, voxels()));
+    for (std::size_t c = 0; c < coils; ++c) {
+        maps_.push_back(space().make(voxels()));
+        space().copyRange(all, c * voxels(), maps_.back(), 0, voxels());
+    }
+}
+
+Vector SenseOperator::adjointFromCoilImages(const std::vector<const Vector*>& coil_adjoints) const {
+    if (coil_adjoints.size() != maps_.size())
+        throw InputError("SENSE right-hand side: " + std::to_string(maps_.size()) + " coil maps but " +
+                         std::to_string(coil_adjoints.size()) + " coils of data");
+    VectorSpace& s = space();
+    Vector rhs = s.make(voxels());
+    Vector& term = scratch(2, voxels());
+    for (std::size_t c = 0; c < maps_.size(); ++c) {
+        if (!coil_adjoints[c] || coil_adjoints[c]->size() != voxels())
+            throw InputError("SENSE right-hand side: coil " + std::to_string(c) + "'s image has another size");
+        s.multiply(maps_[c], *coil_adjoints[c], term, /*conjugate_d=*/true);
+        s.axpy(1.0, term, rhs);
+    }
+    return rhs;
 }
 
 void SenseOperator::applyForward(const Vector& x, Vector& y) const {

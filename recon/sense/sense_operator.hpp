@@ -26,6 +26,10 @@ public:
     int coils() const { return int(maps_.size()); }
     std::size_t voxels() const { return fourier_->inSize(); }
     std::size_t samplesPerCoil() const { return fourier_->outSize(); }
+    // E^H d = sum_c conj(S_c) .* (F^H d_c) from per-coil F^H d_c on the backend (the session
+    // caches them), with the resident maps: no pass over the data, no second upload of the maps.
+    // Sizes are checked (InputError).
+    Vector adjointFromCoilImages(const std::vector<const Vector*>& coil_adjoints) const;
 
 protected:
     void applyForward(const Vector& x, Vector& y) const override;
@@ -37,9 +41,8 @@ private:
     std::vector<Vector> maps_;  // one resident vector per coil
 };
 
-// E^H d = sum_c conj(S_c) .* (F^H d_c) from per-coil F^H d_c already on the backend
-// (the session caches them): the SENSE right-hand side without a second pass over the data.
-// Sizes are checked (InputError).
+// The same from host maps (uploaded here, coil by coil): for an operator split over devices,
+// whose maps live on their own devices. Sizes are checked (InputError).
 Vector senseAdjointFromCoilImages(VectorSpace& space, const std::vector<const Vector*>& coil_adjoints,
                                   const ComplexArray& maps);
 

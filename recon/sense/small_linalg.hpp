@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "recon/backend/backend.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/core/types.hpp"
 
@@ -48,11 +49,12 @@ struct HermitianField {
 };
 
 // Per voxel the largest eigenvalue and its eigenvector (unit norm, arbitrary phase):
-// vectors is n x voxels, component after component. Polls `progress` for cancel.
+// vectors is n x voxels, component after component, on `backend` (Backend::dominantEigenvectors:
+// the host's cores, or the GPU). Polls `progress` for cancel.
 struct DominantEigen {
     ComplexArray vectors;
     std::vector<double> values;
 };
-DominantEigen dominantEigenvectors(const HermitianField& field, const Progress& progress = {});
+DominantEigen dominantEigenvectors(Backend& backend, const HermitianField& field, const Progress& progress = {});
 
 }  // namespace recon

@@ -50,20 +50,49 @@ NoiseEstimate estimateNoise(const Dataset& d) {
 }  // namespace recon
 
 namespace recon {
+
+double midBandDensity(const Dataset& d) {
+    // Samples in the shell 0.4..0.6 k_max per unit of k-space area (2D) or volume (3D), against the
+    // mean density M / N^d. Both F^H F's eigenvalue there (N^d times the density) and s (M) count
+    // the same samples, so the ratio needs no basis function.
+    const std::size_t m = d.samples();
+    std::vector<double> radius(m);
+    double kmax = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+        radius[i] = std::sqrt(d.trajectory.kx(i) * d.trajectory.kx(i) + d.trajectory.ky(i) * d.trajectory.ky(i) +
+                              d.trajectory.kz(i) * d.trajectory.kz(i));
+        kmax = std::max(kmax, radius[i]);
+    }
+    const double r0 = 0.4 * kmax, r1 = 0.6 * kmax;
+    std::size_t inside = 0;
+    for (double r : radius) inside += r >= r0 && r < r1;
+    const double pi = std::acos(-1.0);
+    const double shell = d.grid.dims == 3 ? 4.0 / 3.0 * pi * (r1 * r1 * r1 - r0 * r0 * r0) : pi * (r1 * r1 - r0 * r0);
+    if (m == 0 || inside == 0 || !(shell > 0)) return 1.0;  // nothing there to measure: the plain rule
+    return (double(inside) / shell) / (double(m) / double(d.grid.voxels()));
+}
+
 namespace {
 
-// The sparse priors' rule, lambda = kappa m: kappa per prior, fitted once to the best lambda of
-// 7-value sweeps on the 2D demo cases (200 iterations; docs/SPARSE.md has the table), not tuned
-// per data set. The noise does not enter: at 30 dB it moved no case's best lambda, and the outer
-// k-space cannot tell it from the phantoms' own high frequencies there (estimateNoise: 9.5
-// noisy vs 7.4 noiseless on radial-2d, true 6.4).
-double sparseKappa(RegularizerKind k) {
+// The sparse priors' rule, lambda = kappa m r: m the image's magnitude, r = midBandDensity, kappa per
+// prior. lambda s is a threshold on F^H F's scale, but the prior acts at the mid and high frequencies,
+// where F^H F's eigenvalue is r s, not s; without r a kooshball (r = 2.5) got half the image-domain
+// threshold of 2D spokes (r = 4/pi) and 3D came out 1-2 dB below the sweep's best (docs/SPARSE.md).
+// kappa was fitted once to 7-value sweeps on the 2D demo cases (200 iterations), not per data set:
+// the fit without r (TV 0.1, wavelets 0.2, anatomical TV 1) divided by 2D spokes' r = 4/pi, so 2D
+// radial data get the lambda they had. The noise does not enter: at 30 dB it moved no 2D case's best
+// lambda, and the outer k-space cannot tell it from the phantoms' own high frequencies there
+// (estimateNoise: 9.5 noisy vs 7.4 noiseless on radial-2d, true 6.4).
+double sparseKappa(RegularizerKind k, int dims) {
     switch (k) {
-        case RegularizerKind::TotalVariation: return 0.1;
-        case RegularizerKind::Wavelet: return 0.2;
+        case RegularizerKind::TotalVariation: return 0.08;
+        // On an orthonormal wavelet's finest level an edge of contrast c gives coefficients of
+        // c 2^(d/2 - 1) (a 2^d block split in half), noise the same in 2D and 3D: the threshold
+        // follows the edges' coefficients.
+        case RegularizerKind::Wavelet: return 0.16 * std::pow(2.0, dims / 2.0 - 1.0);
         // Differences across the reference's edges weigh 0.05: the prior tolerates a larger lambda
         // (the default of defaultSparseLambda, not swept here).
-        case RegularizerKind::AnatomicalTotalVariation: return 1.0;
+        case RegularizerKind::AnatomicalTotalVariation: return 0.8;
         default: throw InputError("'" + toString(k) + "' is not a sparse prior");
     }
 }
@@ -95,10 +124,12 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
         cg.image(x);
         for (const cdouble& v : x) c.image_scale = std::max(c.image_scale, std::abs(v));
         if (!(c.image_scale > 0)) throw InputError("lambda auto: the image is zero (no signal in the data)");
-        const double kappa = sparseKappa(kind);
-        c.lambda = kappa * c.image_scale;
-        why << toString(kind) << ": lambda = " << kappa << " x m, m = " << c.image_scale
-            << " (the largest |x| after 10 CG iterations without a prior)";
+        const double kappa = sparseKappa(kind, d.grid.dims);
+        c.band_density = midBandDensity(d);
+        c.lambda = kappa * c.image_scale * c.band_density;
+        why << toString(kind) << ": lambda = " << kappa << " x m x r, m = " << c.image_scale
+            << " (the largest |x| after 10 CG iterations without a prior), r = " << c.band_density
+            << " (the sampling density at k_max/2 over the mean)";
         c.rule = why.str();
         return c;
     }

@@ -17,6 +17,7 @@
 #include "recon/backend/backend.hpp"
 #include "recon/core/dataset.hpp"
 #include "recon/core/preconditioner_kind.hpp"
+#include "recon/core/start_image.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/linop/distributed_stack.hpp"
 #include "recon/operators/regularizer.hpp"
@@ -57,6 +58,9 @@ struct SolveOptions {
     // M^{-1} of the quadratic CG (single-image solves; not SENSE; ADMM's is below): the inverse of the
     // circulant approximation of F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp).
     PreconditionerKind preconditioner = PreconditionerKind::None;
+    // Where a cold quadratic CG solve starts (single-image solves; not SENSE or ADMM): zero, or
+    // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
+    StartImage start = StartImage::Zero;
     AnatomicalOptions anatomical;
     // The sparse priors (tv, wavelet, anatomical-tv; recon/session/sparse_solve.cpp): a sum of
     // terms, each with its own lambda. Empty: the one term (regularizer, lambda) above.
@@ -159,11 +163,16 @@ struct NoiseEstimate {
     std::size_t samples = 0;  // how many it rests on
 };
 NoiseEstimate estimateNoise(const Dataset& d);
+// The k-space sampling density at half the largest |k| (the shell 0.4..0.6 k_max) over the mean
+// density M / N^d: F^H F's eigenvalue there over its mean s. About 1.3 for 2D radial spokes, 2.5 for
+// the 3D kooshball (density 1/|k| against 1/|k|^2); 1 where the shell holds no samples.
+double midBandDensity(const Dataset& d);
 
 // What suggestLambda chose and why (recon/session/lambda_choice.cpp; docs/CONVENTIONS.md).
 //  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is
 //    the prior's fraction kappa of the image's magnitude m (the largest |x| after 10 CG
-//    iterations without a prior): TV 0.1, wavelet 0.2, anatomical TV 1.
+//    iterations without a prior) times r = midBandDensity (F^H F's eigenvalue where the prior
+//    acts, over s): TV 0.08, wavelet 0.16 in 2D and 0.16 sqrt 2 in 3D, anatomical TV 0.8.
 //  - Quadratic priors (tikhonov, fd, anatomical): the discrepancy principle, the lambda at which
 //    ||F x - d||^2 falls to M sigma^2, found along a warm-started path of lambdas.
 struct LambdaChoice {
@@ -171,6 +180,7 @@ struct LambdaChoice {
     std::string rule;           // one line: the rule and the numbers it used
     NoiseEstimate noise;
     double image_scale = 0;     // m (sparse priors)
+    double band_density = 0;    // r, midBandDensity (sparse priors)
     // Quadratic priors: the path it chose from, (lambda, ||F x - d||^2) in the order solved, and its target M sigma^2.
     std::vector<std::pair<double, double>> curve;
     double target = 0;
@@ -212,6 +222,9 @@ public:
 
     // F^H d of one coil (kept in the backend's memory) and the Toeplitz kernel, cached per method.
     std::shared_ptr<const Vector> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
+    // F^H (w d) of one coil with the density weights gridding uses (densityWeights()), on the
+    // backend, cached per method: StartImage::Gridding's start before its scaling.
+    std::shared_ptr<const Vector> densityWeightedAdjoint(int coil, const FourierMethod& method, const Progress& progress = {});
     std::shared_ptr<const ToeplitzOperator> toeplitz(const FourierMethod& method, const Progress& progress = {});
     // The eigenvalues of T. Chan's circulant of F^H F for a method (cached).
     const std::vector<double>& circulantData(const FourierMethod& method, const Progress& progress);
@@ -270,7 +283,12 @@ private:
     mutable std::mutex mutex_;  // guards the caches against a status query from another thread
     std::map<DensityMethod, std::vector<double>> density_;
     std::map<DensityMethod, double> density_seconds_;  // what computing each cached set cost
-    std::map<std::string, std::vector<std::shared_ptr<const Vector>>> fhd_;  // method key -> per coil
+    using AdjointCache = std::map<std::string, std::vector<std::shared_ptr<const Vector>>>;  // method key -> per coil
+    AdjointCache fhd_;      // F^H d
+    AdjointCache gridded_;  // F^H (w d)
+    // F^H (w d) (weights null: F^H d) of one coil on the backend, cached in `cache`.
+    std::shared_ptr<const Vector> weightedAdjoint(AdjointCache& cache, int coil, const FourierMethod& method,
+                                                  const std::vector<double>* weights, const Progress& progress);
     std::map<std::string, std::shared_ptr<const ToeplitzOperator>> toeplitz_;
     std::map<std::string, LinearOperatorPtr> fourier_;
     LinearOperatorPtr regularizer_;

@@ -4,8 +4,10 @@
 // reconstruction.cpp so the single-coil path stays as it was.
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 
 #include "recon/core/errors.hpp"
+#include "recon/core/host_memory.hpp"
 #include "recon/sense/espirit.hpp"
 #include "recon/sense/sense_operator.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -87,26 +89,39 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         const CoilMaps& maps = coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData));
         LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
         LinearOperatorPtr encoding;
+        std::shared_ptr<const SenseOperator> one_device;
         if (sense_devices_.empty()) {
-            encoding = std::make_shared<const SenseOperator>(fourier, maps.maps);
+            encoding = one_device = std::make_shared<const SenseOperator>(fourier, maps.maps);
         } else {
-            // Each other device gets its own copy of the one Toeplitz kernel (Q crosses once, via the host).
-            const ComplexArray q = toeplitz(m)->q();
+            // Each other device gets its own copy of the one Toeplitz kernel (device to device on GPUs).
+            const std::shared_ptr<const ToeplitzOperator> kernel = toeplitz(m);
             const std::vector<double> phi = phiValues();
             encoding = splitSense(*backend_, sense_devices_, maps.maps, d.grid.voxels(), [&](Backend& b) {
                 if (&b == backend_.get()) return fourier;
-                return recon::fourierOperator(b, d.trajectory, d.grid, phi, m, b.toeplitzFromQ(d.grid, q));
+                return recon::fourierOperator(b, d.trajectory, d.grid, phi, m, b.toeplitzCopy(*kernel));
             });
         }
-        std::vector<std::shared_ptr<const Vector>> coil_adjoints;
-        std::vector<const Vector*> coil_ptrs;
         double data_norm2 = 0;
-        for (int c = 0; c < d.coils; ++c) {
-            coil_adjoints.push_back(adjointData(c, m, monitor.progress(Phase::AdjointData)));
-            coil_ptrs.push_back(coil_adjoints.back().get());
+        for (int c = 0; c < d.coils; ++c)
             for (std::size_t i = 0; i < d.samples(); ++i) data_norm2 += std::norm(d.coil(c)[i]);
+        Vector rhs;
+        if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(encoding)) {
+            // E^H d with each coil's F^H d on the device that owns the coil.
+            const Progress progress = monitor.progress(Phase::AdjointData);
+            progress.update(0.0);
+            rhs = backend_->make(d.grid.voxels());
+            split->adjointFromHost({d.coil(0), split->outSize()}, rhs);
+            progress.update(1.0);
+        } else {
+            std::vector<std::shared_ptr<const Vector>> coil_adjoints;
+            std::vector<const Vector*> coil_ptrs;
+            for (int c = 0; c < d.coils; ++c) {
+                coil_adjoints.push_back(adjointData(c, m, monitor.progress(Phase::AdjointData)));
+                coil_ptrs.push_back(coil_adjoints.back().get());
+            }
+            rhs = one_device ? one_device->adjointFromCoilImages(coil_ptrs)
+                             : senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
         }
-        const Vector rhs = senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
         std::vector<NormalTerm> terms{{"data", 1.0, encoding}};
         if (with_penalty) terms.push_back({"penalty", penalty_weight, regularizerOperator(opts)});
         auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), rhs, data_norm2);
@@ -140,8 +155,11 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         result.coil_maps = coil_maps_;  // what the resident solve was built with (its key names them)
     }
     result.complex_image = std::move(r.image);
-    result.image.resize(result.complex_image.size());
-    for (std::size_t i = 0; i < result.image.size(); ++i) result.image[i] = std::abs(result.complex_image[i]);
+    // The magnitude: sqrt of the norm (std::abs's overflow-safe hypot costs 40 ms at 128^3), in parallel.
+    resizeForOverwrite(result.image, result.complex_image.size());
+    const std::int64_t voxels = std::int64_t(result.image.size());
+#pragma omp parallel for schedule(static) if (voxels > 65536)
+    for (std::int64_t i = 0; i < voxels; ++i) result.image[std::size_t(i)] = std::sqrt(std::norm(result.complex_image[std::size_t(i)]));
     return result;
 }
 

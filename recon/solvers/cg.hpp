@@ -9,6 +9,7 @@
 //   void axpy(double a, const Vector& x, Vector& y);        // y += a x
 //   void xpby(const Vector& x, double b, Vector& y);        // y = x + b y
 //   void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y); // y = sum w_i x_i
+// (and, for setInitialScaled only, void scale(std::complex<double> a, Vector& y); // y *= a)
 // and may provide fused forms, used when present (on a GPU each reduction is a
 // round trip to the host, so one pass for several scalars matters):
 //   std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs); // a^H b_k
@@ -91,6 +92,24 @@ public:
     void setInitial(const Vector& x0) {
         space_.copy(x0, x_);
         restart();
+    }
+
+    // Start from a x0, a = x0^H b / x0^H A x0: the scalar that minimises the quadratic's cost
+    // x^H A x - 2 Re x^H b along x0, so an image in other units (a gridded one) starts CG where
+    // it helps most. It costs the one application of A that any start costs. Returns a (0 when
+    // x0^H A x0 is not positive: the start is then zero).
+    std::complex<double> setInitialScaled(const Vector& x0) {
+        space_.copy(x0, x_);
+        applyTerms(x_, ax_, ap_);
+        const double xax = space_.dot(x_, ap_).real();
+        const std::complex<double> xb = space_.dot(x_, b_);
+        const std::complex<double> a = xax > 0 && std::isfinite(xax) && std::isfinite(std::abs(xb)) ? xb / xax : 0.0;
+        // A is linear: scaling x and its products costs no second application.
+        space_.scale(a, x_);
+        for (Vector& v : ax_) space_.scale(a, v);
+        space_.scale(a, ap_);
+        restartFromProducts();
+        return a;
     }
 
     // A new right-hand side; CG restarts from the current x. The residual b - A x is
@@ -198,6 +217,11 @@ private:
     void restart() {
         // ax_i = A_i x kept up to date so the cost terms cost no extra operator applications.
         applyTerms(x_, ax_, ap_);
+        restartFromProducts();
+    }
+
+    // r = b - A x from ap_ = A x (and ax_ = A_i x), a fresh direction, fresh statistics.
+    void restartFromProducts() {
         space_.copy(b_, r_);
         space_.axpy(-1.0, ap_, r_);
         rr_ = space_.dot(r_, r_).real();

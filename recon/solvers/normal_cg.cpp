@@ -20,6 +20,7 @@ struct OperatorSpace {
     std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) { return s->dots(a, bs); }
     double axpyNorm2(double a, const Vector& x, Vector& y) { return s->axpyNorm2(a, x, y); }
     void axpy(double a, const Vector& x, Vector& y) { s->axpy(a, x, y); }
+    void scale(cdouble a, Vector& y) { s->scale(a, y); }
     void xpby(const Vector& x, double b, Vector& y) { s->xpby(x, b, y); }
     void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) { s->combine(w, xs, y); }
 };
@@ -98,6 +99,10 @@ void NormalEquationsCg::setInitial(const ComplexArray& x0) {
 void NormalEquationsCg::setInitial(const Vector& x0) {
     if (x0.size() != n_) throw InputError("CG: the starting image has " + std::to_string(x0.size()) + " values, not " + std::to_string(n_));
     impl_->cg->setInitial(x0);
+}
+cdouble NormalEquationsCg::setInitialScaled(const Vector& x0) {
+    if (x0.size() != n_) throw InputError("CG: the starting image has " + std::to_string(x0.size()) + " values, not " + std::to_string(n_));
+    return impl_->cg->setInitialScaled(x0);
 }
 
 double NormalEquationsCg::quadraticForm(std::size_t term) const {

@@ -38,6 +38,9 @@ public:
     // Start again from x0 (host or backend vector) with the current weights; the iteration count restarts.
     void setInitial(const ComplexArray& x0);
     void setInitial(const Vector& x0);
+    // Start from a x0 with the least-squares optimal scalar a = x0^H b / x0^H A x0 (returned), so a
+    // gridded image in any units is a start; one application of A, as any start.
+    cdouble setInitialScaled(const Vector& x0);
     // A new right-hand side (same backend and size); CG continues from the current iterate
     // without an operator application. The records' data term assumes b = A_0^H d.
     void setRightHandSide(const Vector& rhs);

@@ -8,6 +8,7 @@ sweep and the gap, then the gridding rows and the seconds of each auto solve.
     python3 tools/lambda_auto/table.py build/app/cli/reconstudio-cli [--cases a,b] [--iterations 200]
     python3 tools/lambda_auto/table.py CLI --cases default,radial-3d-noisy --priors tv,wavelet \
         --iterations 100 --sparse-sweep 0.05,0.2,1     # the 3D rows (docs/SPARSE.md)
+A case ending in .h5 is a file made by `reconstudio-cli simulate` (e.g. a 32^3 kooshball).
 """
 import argparse
 import json
@@ -19,7 +20,8 @@ QUADRATIC = [0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30]
 
 
 def compare(cli, case, prior, lam, iterations, extra):
-    cmd = [cli, "compare", "--case", case, "--regularizer", prior, "--lambda", str(lam), "--iterations",
+    data = ["--input", case] if case.endswith(".h5") else ["--case", case]  # a file from `reconstudio-cli simulate`
+    cmd = [cli, "compare", *data, "--regularizer", prior, "--lambda", str(lam), "--iterations",
            str(iterations), "--json", "--quiet", "--no-floor"] + extra
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:

@@ -1,5 +1,7 @@
 // Benchmark rows of the work split over several devices (issue 20; not a test: prints figures).
-//   multi_gpu_bench [--sizes 128,256] [--coils 8,32] [--devices LIST] [--iterations 60]
+//   multi_gpu_bench [--sizes 128,256] [--coils 8,32] [--devices LIST] [--iterations 60] [--no-multi] [--before-cg]
+// --before-cg: instead of the SENSE rows, what comes before CG piece by piece (Q, the maps, E^H d on
+// one device and split over two, the kernel's copy by peer and through the host).
 // LIST: the devices of the largest row; rows run on its first 1, 2, ... entries. Default: every
 // visible GPU when there are several, else 0,0,0,0 (four logical devices of GPU 0, each a
 // backend on a stream of its own). On one GPU the logical devices share its SMs, so the
@@ -8,20 +10,27 @@
 // several GPUs gives the real rows.
 //  - SENSE: the paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), synthetic
 //    smooth coil maps, data from the GPU NUFFT; whole reconstruction as the session runs it
-//    (F^H d per coil, Q, the split's kernel copies, 60 CG iterations, image to host), the CG
-//    loop alone, and the communication per CG iteration (the slowest device's copies + the sum).
-//  - GPU.Multi: F^H d of the 128^3 case with the voxels split (host arrays in and out).
+//    (F^H d per coil, on the devices that own the coils when split; Q; the other devices' kernel
+//    copies, device to device; 60 CG iterations; image to host), what came before CG, the CG loop
+//    alone, and the communication per CG iteration (the slowest device's copies + the sum).
+//  - GPU.Multi: F^H d of the 128^3 case with the voxels split (host arrays in and out), the
+//    paper's GPU.Tune kernel and exact-fast; and the GPU NUFFT's F^H d on one device beside
+//    its host transfers alone, the most a split of it could save.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "recon/backend/backend.hpp"
 #include "recon/cuda/cuda_backend.hpp"
+#include "recon/linop/distributed_stack.hpp"
+#include "recon/operators/regularizer.hpp"
 #include "recon/phantom/shepp_logan.hpp"
+#include "recon/sense/sense_operator.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
@@ -53,7 +62,8 @@ double relDiff(const ComplexArray& a, const ComplexArray& b) {
 // each with its own phase. Enough for timing: the split does not depend on the maps' values.
 ComplexArray ringMaps(const Grid& g, int coils) {
     ComplexArray maps(std::size_t(coils) * g.voxels());
-    for (int c = 0; c < coils; ++c) {
+    std::vector<std::thread> threads;  // a coil per thread: 32 coils of 256^3 take seconds each
+    for (int c = 0; c < coils; ++c) threads.emplace_back([&, c] {
         const double a = 2 * M_PI * c / coils, cx = 0.35 * std::cos(a), cy = 0.35 * std::sin(a), cz = (c % 2 ? 0.15 : -0.15);
         const cdouble phase = std::polar(1.0, 0.7 * c);
         for (int z = 0; z < g.n[2]; ++z)
@@ -64,7 +74,8 @@ ComplexArray ringMaps(const Grid& g, int coils) {
                     const std::size_t i = (std::size_t(z) * g.n[1] + y) * g.n[0] + x;
                     maps[std::size_t(c) * g.voxels() + i] = phase * std::exp(-(dx * dx + dy * dy + dz * dz) / (2 * 0.3 * 0.3));
                 }
-    }
+    });
+    for (auto& t : threads) t.join();
     return maps;
 }
 
@@ -88,7 +99,70 @@ std::string describe(const std::vector<int>& list, std::size_t n) {
     return s + "}";
 }
 
-void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int>& list, int iterations) {
+// What comes before CG in the rows, piece by piece, on list[0] and (split) list[0..1]; each timed
+// after a warm-up of the same piece where the session's backend would have it cached.
+void senseBeforeCg(const std::shared_ptr<Backend>& home, const std::vector<int>& list, const Dataset& data,
+                   const CoilMaps& maps, const FourierMethod& method) {
+    const Grid& grid = data.grid;
+    const Trajectory& traj = data.trajectory;
+    const std::vector<double> phi(traj.samples(), 1.0);  // point basis
+    home->makeToeplitz(grid, traj, phi, method);  // its NUFFT plan, cached as in the rows
+    auto t0 = Clock::now();
+    const auto kernel = home->makeToeplitz(grid, traj, phi, method);
+    const double q = since(t0);
+    const auto fourierOn = [&](Backend& b) {
+        return fourierOperator(b, traj, grid, phi, method, &b == home.get() ? kernel : b.toeplitzCopy(*kernel));
+    };
+    // One device: the maps uploaded, then F^H d per coil and the sum (the session's unsplit path).
+    t0 = Clock::now();
+    const SenseOperator whole(fourierOn(*home), maps.maps);
+    const double maps_one = since(t0);
+    t0 = Clock::now();
+    {
+        std::vector<std::shared_ptr<const Vector>> coil;
+        std::vector<const Vector*> ptrs;
+        for (int c = 0; c < data.coils; ++c) {
+            const ComplexArray d(data.coil(c), data.coil(c) + traj.samples());
+            coil.push_back(home->adjointOnBackend(traj, d, SampleGrid::image(grid), method));
+            ptrs.push_back(coil.back().get());
+        }
+        senseAdjointFromCoilImages(*home, ptrs, maps.maps);
+        home->synchronize();
+    }
+    const double rhs_one = since(t0);
+    // The rows' prior (finite differences): W and W^T W made on the host, uploaded.
+    t0 = Clock::now();
+    {
+        const Regularizer reg = makeRegularizer(RegularizerKind::FiniteDifference, grid);
+        sparseMatrix(*home, reg.w, &reg.normal);
+        home->synchronize();
+    }
+    const double w = since(t0);
+    std::printf("  before CG, 1 device:  Q %6.3f s  maps to the device %6.3f s  E^H d (F^H d per coil) %6.3f s  W %6.3f s\n", q,
+                maps_one, rhs_one, w);
+    if (list.size() < 2) return;
+    std::shared_ptr<Backend> other = cudaBackend(list[1]);
+    other->toeplitzCopy(*kernel);  // the context's first allocations
+    t0 = Clock::now();
+    other->toeplitzCopy(*kernel);
+    const double peer = since(t0);
+    t0 = Clock::now();
+    other->toeplitzFromQ(grid, kernel->q());
+    const double via_host = since(t0);
+    t0 = Clock::now();
+    const LinearOperatorPtr split = splitSense(*home, devicesFor(home, list, 2), maps.maps, grid.voxels(), fourierOn);
+    const double maps_split = since(t0);
+    Vector rhs = home->make(grid.voxels());
+    t0 = Clock::now();
+    dynamic_cast<const DistributedStack&>(*split).adjointFromHost({data.coil(0), split->outSize()}, rhs);
+    const double rhs_split = since(t0);
+    std::printf("  before CG, 2 devices: kernel to the other device: peer copy %6.3f s (through Q and the host %6.3f s)"
+                "  maps + kernel copies %6.3f s  E^H d split %6.3f s\n",
+                peer, via_host, maps_split, rhs_split);
+    std::fflush(stdout);
+}
+
+void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int>& list, int iterations, bool pieces) {
     const Grid grid = Grid::cube(3, n);
     const double f = n / 128.0;
     const double m = 284592 * f * f * f;
@@ -125,6 +199,11 @@ void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int
         o.snapshot_every = 0;
         o.method = {"nufft", kDefaultNufftTolerance};
         o.coil_combination = CoilCombination::Sense;
+        if (pieces) {
+            std::printf("SENSE %4d^3 %3d coils, what comes before CG:\n", n, coils);
+            senseBeforeCg(home, list, *data, maps, o.method);
+            continue;
+        }
         double t1 = 0;
         ComplexArray image1;
         for (std::size_t d = 0; d <= list.size(); ++d) {
@@ -142,9 +221,9 @@ void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int
                 image1 = r.complex_image;
             }
             const double speedup = t1 / whole;
-            std::printf("SENSE %4d^3 %3d coils  %-10s  whole %8.3f s  CG %8.3f s (%6.2f ms/it)  comm/it %7.3f ms (%4.1f %% of an it)"
-                        "  speed-up %5.2f  efficiency %5.2f  image vs 1 device %.1e\n",
-                        n, coils, describe(list, devices).c_str(), whole, r.seconds, 1e3 * r.seconds / iterations,
+            std::printf("SENSE %4d^3 %3d coils  %-10s  whole %8.3f s  before CG %7.3f s  CG %8.3f s (%6.2f ms/it)"
+                        "  comm/it %7.3f ms (%4.1f %% of an it)  speed-up %5.2f  efficiency %5.2f  image vs 1 device %.1e\n",
+                        n, coils, describe(list, devices).c_str(), whole, whole - r.seconds, r.seconds, 1e3 * r.seconds / iterations,
                         1e3 * r.communication_seconds, 100 * r.communication_seconds / (r.seconds / iterations), speedup,
                         speedup / double(devices), relDiff(r.complex_image, image1));
             std::fflush(stdout);
@@ -160,24 +239,45 @@ void multiRows(const std::vector<int>& list) {
     const ComplexArray data = Phantom::sheppLogan3D().kspace(traj, grid);
     const std::vector<std::complex<float>> c(data.begin(), data.end());
     const SampleGrid sg = SampleGrid::image(grid);
-    double t1 = 0;
-    std::vector<std::complex<float>> one;
-    for (std::size_t d = 1; d <= list.size(); ++d) {
-        const std::vector<int> devices(list.begin(), list.begin() + std::ptrdiff_t(d));
-        std::vector<std::complex<float>> out;
-        cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices);  // contexts, tuning cache
-        const auto t0 = Clock::now();
-        cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices);
-        const double s = since(t0);
-        if (d == 1) {
-            t1 = s;
-            one = out;
+    for (const cuda::DirectVersion version : {cuda::DirectVersion::Tune, cuda::DirectVersion::ExactFast}) {
+        const char* kernel = version == cuda::DirectVersion::Tune ? "GPU.Tune" : "exact-fast";
+        double t1 = 0;
+        std::vector<std::complex<float>> one;
+        for (std::size_t d = 1; d <= list.size(); ++d) {
+            const std::vector<int> devices(list.begin(), list.begin() + std::ptrdiff_t(d));
+            std::vector<std::complex<float>> out;
+            cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices, {}, version);  // contexts, tuning cache
+            const auto t0 = Clock::now();
+            cuda::multiGpuAdjoint<float>(traj, c, sg, out, devices, {}, version);
+            const double s = since(t0);
+            if (d == 1) {
+                t1 = s;
+                one = out;
+            }
+            const ComplexArray a(out.begin(), out.end()), b(one.begin(), one.end());
+            std::printf("GPU.Multi (%-10s) F^H d 128^3 M=284592  %-10s  %8.3f s  speed-up %5.2f  efficiency %5.2f  vs 1 device %.1e\n",
+                        kernel, describe(list, d).c_str(), s, t1 / s, t1 / s / double(d), relDiff(a, b));
+            std::fflush(stdout);
         }
-        const ComplexArray a(out.begin(), out.end()), b(one.begin(), one.end());
-        std::printf("GPU.Multi F^H d 128^3 M=284592  %-10s  %8.3f s  speed-up %5.2f  efficiency %5.2f  vs 1 device %.1e\n",
-                    describe(list, d).c_str(), s, t1 / s, t1 / s / double(d), relDiff(a, b));
-        std::fflush(stdout);
     }
+    // The NUFFT on one device (plan cached, second call) against its host transfers alone (the
+    // samples up, the image down): a split of its spreading and FFT could save at most the difference.
+    std::shared_ptr<Backend> home = cudaBackend(list[0]);
+    const FourierMethod nufft{"nufft", kDefaultNufftTolerance};
+    ComplexArray image;
+    home->adjointSum(traj, data, sg, image, nufft);
+    auto t0 = Clock::now();
+    home->adjointSum(traj, data, sg, image, nufft);
+    const double whole = since(t0);
+    Vector samples = home->make(data.size()), grid_image = home->make(image.size());
+    home->upload(data, samples);
+    t0 = Clock::now();
+    home->upload(data, samples);
+    home->download(grid_image, image);
+    const double transfers = since(t0);
+    std::printf("GPU NUFFT (%g) F^H d 128^3 M=284592  {%d}  %8.4f s, of which host transfers %8.4f s\n", nufft.tolerance,
+                list[0], whole, transfers);
+    std::fflush(stdout);
 }
 
 }  // namespace
@@ -186,7 +286,7 @@ int main(int argc, char** argv) {
     try {
         std::vector<int> sizes{128}, coils{8, 32}, list;
         int iterations = 60;
-        bool multi = true;
+        bool multi = true, pieces = false;
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             auto value = [&]() -> std::string {
@@ -198,7 +298,8 @@ int main(int argc, char** argv) {
             else if (a == "--devices") list = parseList(value());
             else if (a == "--iterations") iterations = std::stoi(value());
             else if (a == "--no-multi") multi = false;
-            else throw InputError("unknown option " + a + " (--sizes, --coils, --devices, --iterations, --no-multi)");
+            else if (a == "--before-cg") pieces = true;
+            else throw InputError("unknown option " + a + " (--sizes, --coils, --devices, --iterations, --no-multi, --before-cg)");
         }
         const int visible = cudaDeviceCount();
         if (visible == 0) {
@@ -215,7 +316,7 @@ int main(int argc, char** argv) {
                     std::count(list.begin(), list.end(), list[0]) > 1
                         ? " (repeated: logical devices sharing one GPU; speed-up <= 1 shows the split's overhead)"
                         : "");
-        for (int n : sizes) senseRows(n, coils, list, iterations);
+        for (int n : sizes) senseRows(n, coils, list, iterations, pieces);
         if (multi) multiRows(list);
         return 0;
     } catch (const std::exception& e) {

@@ -2,11 +2,14 @@
 # The GPU machine's whole check in one script (docs/GPU.md): build the engine with
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
 # benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
-#   tests/recon/cuda/run_on_device.sh [build|build-ct] [test] [sanitize] [bench] [bench-all] [ct-bench] [ct-gpu] [ct-peers]
-#                                     [multi-test] [multi-bench]
+#   tests/recon/cuda/run_on_device.sh [build|build-ct|build-multi|build-sense] [test] [sanitize] [bench] [bench-all]
+#                                     [ct-bench] [ct-gpu] [ct-peers] [multi-test] [multi-bench] [sense-bench]
+# build-multi builds only what multi-test and multi-bench need, on every core; build-sense what sense-bench needs.
 # build-ct builds only the CT projector's targets (ct_dd_bench, recon_cuda_tests); ct-gpu runs
 # the CT benchmark without the CPU's timed runs, then the CT tests and memcheck on them.
 # multi-test and multi-bench: the split over several devices (docs/GPU.md, "Several GPUs").
+# build-sense builds recon_cuda_tests and sense_bench (BUILD_TARGETS=... is overridden by it); sense-bench breaks one
+# SENSE reconstruction and the coil maps down stage by stage (docs/SENSE.md, "Speed").
 # Logs and results go to $OUT (default ./out).
 set -u -o pipefail
 OUT=${OUT:-$PWD/out}
@@ -22,14 +25,17 @@ for f in .debs/*.deb; do dpkg -x "$f" /tmp/fftw; done
 export LD_LIBRARY_PATH=/tmp/fftw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export RECONSTUDIO_TUNE_CACHE=$PWD/$B/cuda-tune.txt
 
-targets="recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench"
+targets="${BUILD_TARGETS:-recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench}"  # BUILD_TARGETS: fewer, faster
+jobs=16
 has build-ct && targets="recon_cuda_tests ct_dd_bench"
-if has build || has build-ct; then
+has build-multi && targets="recon_cuda_tests multi_gpu_bench reconstudio-cli" && jobs=$(nproc)
+has build-sense && targets="recon_cuda_tests sense_bench"
+if has build || has build-ct || has build-multi || has build-sense; then
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
   nvcc --version | tail -2 | tee -a "$OUT/device.txt"
   cmake -S . -B $B -G Ninja -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF -DRECONSTUDIO_WITH_CUDA=ON \
         -DFFTW_ROOT=/tmp/fftw/usr > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-  cmake --build $B -j16 --target $targets 2>&1 | tail -n 400 > "$OUT/build.log" \
+  cmake --build $B -j$jobs --target $targets 2>&1 | tail -n 400 > "$OUT/build.log" \
     || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
   for o in $B/recon/CMakeFiles/recon.dir/cuda/*.cu.o; do
     cuobjdump --dump-resource-usage "$o" 2>/dev/null | grep -E "Function|REG" | paste - - | \
@@ -84,11 +90,18 @@ if has multi-test; then
 fi
 if has multi-bench; then
   # SENSE 8 and 32 coils at 128^3 and GPU.Multi on 1..4 devices: every GPU when there are several,
-  # else four logical devices of GPU 0 (docs/GPU.md, "Several GPUs").
-  $B/tests/recon/cuda/multi_gpu_bench --sizes 128 --coils 8,32 2>"$OUT/multi-bench.err" | tee "$OUT/multi-bench.txt"
-  if [ -n "${MULTI_BENCH_256:-}" ]; then  # the 256^3 rows too (about a minute more on one H100)
-    $B/tests/recon/cuda/multi_gpu_bench --sizes 256 --coils 8 --no-multi 2>>"$OUT/multi-bench.err" | tee -a "$OUT/multi-bench.txt"
+  # else four logical devices of GPU 0 (docs/GPU.md, "Several GPUs"). MULTI_BENCH_256=1 adds the
+  # 256^3 rows (8 and 32 coils; MULTI_BENCH_256=only: those alone, for a second call).
+  if [ "${MULTI_BENCH_256:-}" != only ]; then
+    $B/tests/recon/cuda/multi_gpu_bench --sizes 128 --coils 8,32 2>"$OUT/multi-bench.err" | tee "$OUT/multi-bench.txt"
   fi
+  if [ -n "${MULTI_BENCH_256:-}" ]; then
+    $B/tests/recon/cuda/multi_gpu_bench --sizes 256 --coils 8,32 --no-multi 2>>"$OUT/multi-bench.err" | tee -a "$OUT/multi-bench.txt"
+  fi
+fi
+if has sense-bench; then
+  # Where one SENSE reconstruction's time goes (issue 14; docs/SENSE.md "Speed"): 128^3, 8 coils.
+  $B/tests/recon/cuda/sense_bench --size 128 --coils 8 --repeats 2 2>"$OUT/sense-bench.err" | tee "$OUT/sense-bench.txt"
 fi
 if has ct-peers; then
   # ASTRA's CGLS and SIRT on our scans (issue 18; tools/ct/astra_iterative.py): its wheels carried in

@@ -1,9 +1,10 @@
 // The sparse priors on the GPU: the prox kernels and the group l1 norm against the CPU
-// backend, the TV and wavelet operators, an ADMM solve and FISTA's and POGM's wavelet solves, all
-// within float32 tolerance.
+// backend, the TV and wavelet operators (the matrix-free stencil kernels), an ADMM solve and
+// FISTA's and POGM's wavelet solves, all within float32 tolerance.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "../test_support.hpp"
 #include "gpu_test_support.hpp"
@@ -61,6 +62,43 @@ TEST(GpuPriors, TransformsMatchTheCpu) {
         EXPECT_LT(relativeError(fg, fc), 1e-5) << which;
         EXPECT_LT(relativeError(applyAdjoint(*tg.transform, fc), applyAdjoint(*tc.transform, fc)), 1e-5) << which;
         EXPECT_LT(relativeError(applyNormal(*tg.transform, x), applyNormal(*tc.transform, x)), 1e-5) << which;
+    }
+}
+
+// The stencil kernels against the CPU backend's loops (themselves checked against the CSR matrices
+// in tests/recon/priors): the gradient with and without edge weights in its three products, both
+// wavelets forward and back, odd and even sizes, 2D and 3D, both precisions, each applied twice.
+TEST(GpuPriors, StencilOperatorsMatchTheCpu) {
+    auto c = createCpuBackend(Precision::Double);
+    for (Precision prec : {Precision::Single, Precision::Double}) {
+        auto g = gpu(prec);
+        const double tol = prec == Precision::Single ? 2e-6 : 1e-13;
+        for (const Grid& grid : {Grid::make2D(33, 20), Grid::make2D(64, 48), Grid::make3D(17, 10, 9), Grid::make3D(96, 80, 36)}) {
+            std::vector<double> w;
+            std::mt19937 rng(5);
+            std::uniform_real_distribution<double> u(0.0, 2.0);
+            for (std::size_t i = 0; i < std::size_t(grid.dims) * grid.voxels(); ++i) w.push_back(i % 5 == 1 ? 0.0 : u(rng));
+            for (bool weighted : {false, true}) {
+                const std::string what = grid.describe() + (weighted ? " weighted " : " ") + toString(prec);
+                const LinearOperatorPtr dg = gradientOperator(*g, grid, weighted ? &w : nullptr);
+                const LinearOperatorPtr dc = gradientOperator(*c, grid, weighted ? &w : nullptr);
+                for (unsigned pass = 0; pass < 2; ++pass) {
+                    const ComplexArray x = randomComplex(grid.voxels(), 20 + pass), y = randomComplex(dc->outSize(), 30 + pass);
+                    EXPECT_LT(relativeError(applyForward(*dg, x), applyForward(*dc, x)), tol) << what;
+                    EXPECT_LT(relativeError(applyAdjoint(*dg, y), applyAdjoint(*dc, y)), tol) << what;
+                    EXPECT_LT(relativeError(applyNormal(*dg, x), applyNormal(*dc, x)), tol) << what;
+                }
+            }
+            for (WaveletKind kind : {WaveletKind::Haar, WaveletKind::Daubechies4}) {
+                const std::string what = grid.describe() + " " + toString(kind) + " " + toString(prec);
+                const LinearOperatorPtr wg = waveletOperator(*g, grid, kind), wc = waveletOperator(*c, grid, kind);
+                for (unsigned pass = 0; pass < 2; ++pass) {
+                    const ComplexArray x = randomComplex(grid.voxels(), 40 + pass);
+                    EXPECT_LT(relativeError(applyForward(*wg, x), applyForward(*wc, x)), tol) << what;
+                    EXPECT_LT(relativeError(applyAdjoint(*wg, x), applyAdjoint(*wc, x)), tol) << what;
+                }
+            }
+        }
     }
 }
 

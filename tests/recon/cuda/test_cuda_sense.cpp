@@ -5,6 +5,7 @@
 
 #include "../test_support.hpp"
 #include "gpu_test_support.hpp"
+#include "recon/sense/espirit.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 
@@ -29,6 +30,110 @@ TEST(CudaSense, EightCoilSolveMatchesTheCpu) {
     EXPECT_LT(relativeError(b.image, a.image), 2e-3);
     const Quality qa = measureQuality(a.image, data->truth, false), qb = measureQuality(b.image, data->truth, false);
     EXPECT_NEAR(qb.psnr_db, qa.psnr_db, 0.05);
+}
+
+// ESPIRiT's calibration matrix's right singular vectors on the device (cuBLAS + cuSOLVER,
+// float64): A^H A v = lambda v against a brute-force product on the host, and the same
+// eigenvalues and eigenvectors (up to their phase) as the host's Eigen.
+TEST(CudaSense, GramEigenMatchesTheHost) {
+    const std::size_t rows = 150, cols = 24;
+    const ComplexArray a = randomComplex(rows * cols, 5);
+    auto dev = gpu(Precision::Single);
+    auto cpu = createCpuBackend(Precision::Single);
+    std::vector<double> vg, vc;
+    ComplexArray eg, ec;
+    dev->gramEigen(a, rows, cols, vg, eg);
+    cpu->gramEigen(a, rows, cols, vc, ec);
+    ASSERT_EQ(vg.size(), cols);
+    ASSERT_EQ(eg.size(), cols * cols);
+    for (std::size_t j = 0; j < cols; ++j) {
+        EXPECT_NEAR(vg[j], vc[j], 1e-10 * vc.back());
+        if (j > 0) EXPECT_LE(vg[j - 1], vg[j]);  // ascending
+        // (A^H A v)_i = sum_r conj(a_ri) sum_k a_rk v_k, by brute force.
+        double residual = 0, phase_fit = 0;
+        for (std::size_t i = 0; i < cols; ++i) {
+            cdouble s = 0;
+            for (std::size_t r = 0; r < rows; ++r) {
+                cdouble av = 0;
+                for (std::size_t k = 0; k < cols; ++k) av += a[r + rows * k] * eg[k + cols * j];
+                s += std::conj(a[r + rows * i]) * av;
+            }
+            residual += std::norm(s - vg[j] * eg[i + cols * j]);
+        }
+        cdouble inner = 0;
+        for (std::size_t i = 0; i < cols; ++i) inner += std::conj(ec[i + cols * j]) * eg[i + cols * j];
+        phase_fit = std::abs(inner);
+        EXPECT_LT(std::sqrt(residual), 1e-9 * vc.back()) << "eigenpair " << j;
+        EXPECT_NEAR(phase_fit, 1.0, 1e-9) << "eigenvector " << j;
+    }
+}
+
+// The ESPIRiT maps estimated on the GPU (calibration fit, the calibration matrix's
+// eigen-decomposition) agree with the CPU backend's inside both masks.
+TEST(CudaSense, EspiritMapsMatchTheCpu) {
+    const auto data = simulate(demoCase("radial-2d-8coil"));
+    auto dev = gpu(Precision::Single);
+    auto cpu = createCpuBackend(Precision::Single);
+    const CoilMaps a = estimateCoilMapsEspirit(*cpu, *data), b = estimateCoilMapsEspirit(*dev, *data);
+    ASSERT_EQ(a.maps.size(), b.maps.size());
+    std::vector<std::uint8_t> both(a.mask.size());
+    std::size_t differ = 0, inside = 0;
+    for (std::size_t v = 0; v < both.size(); ++v) {
+        both[v] = a.mask[v] && b.mask[v];
+        differ += a.mask[v] != b.mask[v];
+        inside += a.mask[v];
+    }
+    ASSERT_GT(inside, 0u);
+    EXPECT_LT(double(differ), 0.01 * double(inside));  // the masks' edges move by rounding only
+    const CoilMapAgreement agree = compareCoilMaps(b.maps, a.maps, data->coils, both);
+    EXPECT_LT(agree.rms_error, 2e-3);
+    EXPECT_LT(agree.max_error, 2e-2);
+}
+
+// The coil maps' last step on the device (a Jacobi solver per voxel): for random Hermitian
+// matrices of 2, 8 and 12 coils (and all-zero ones), A v = lambda v by brute force, lambda the
+// largest eigenvalue of the host's Eigen, the same vector up to its phase.
+TEST(CudaSense, DominantEigenvectorsMatchTheHost) {
+    auto dev = gpu(Precision::Single);
+    auto cpu = createCpuBackend(Precision::Single);
+    for (int n : {2, 8, 12}) {
+        const std::size_t voxels = 1000, pairs = std::size_t(n) * std::size_t(n + 1) / 2;
+        ComplexArray upper = randomComplex(pairs * voxels, 11 + unsigned(n));
+        for (int r = 0; r < n; ++r)  // a Hermitian matrix's diagonal is real
+            for (std::size_t v = 0; v < voxels; ++v) {
+                cdouble& d = upper[(std::size_t(r) * n - std::size_t(r) * (r - 1) / 2) * voxels + v];
+                d = d.real();
+            }
+        for (std::size_t p = 0; p < pairs; ++p) upper[p * voxels + voxels - 1] = 0;  // the last voxel: all zero
+        ComplexArray vg, vc;
+        std::vector<double> lg, lc;
+        dev->dominantEigenvectors(n, voxels, upper, vg, lg);
+        cpu->dominantEigenvectors(n, voxels, upper, vc, lc);
+        ASSERT_EQ(vg.size(), std::size_t(n) * voxels);
+        auto at = [&](int r, int c, std::size_t v) {
+            if (r <= c) return upper[(std::size_t(r) * n - std::size_t(r) * (r - 1) / 2 + std::size_t(c - r)) * voxels + v];
+            return std::conj(upper[(std::size_t(c) * n - std::size_t(c) * (c - 1) / 2 + std::size_t(r - c)) * voxels + v]);
+        };
+        double worst_residual = 0, worst_fit = 0;
+        for (std::size_t v = 0; v + 1 < voxels; ++v) {
+            double residual = 0, norm = 0;
+            cdouble inner = 0;
+            for (int r = 0; r < n; ++r) {
+                cdouble av = 0;
+                for (int c = 0; c < n; ++c) av += at(r, c, v) * vg[std::size_t(c) * voxels + v];
+                residual += std::norm(av - lg[v] * vg[std::size_t(r) * voxels + v]);
+                norm += std::norm(vg[std::size_t(r) * voxels + v]);
+                inner += std::conj(vc[std::size_t(r) * voxels + v]) * vg[std::size_t(r) * voxels + v];
+            }
+            EXPECT_NEAR(lg[v], lc[v], 1e-10 * (1 + std::abs(lc[v]))) << n << " coils, voxel " << v;
+            EXPECT_NEAR(norm, 1.0, 1e-10);
+            worst_residual = std::max(worst_residual, std::sqrt(residual) / (1 + std::abs(lc[v])));
+            worst_fit = std::max(worst_fit, 1 - std::abs(inner));
+        }
+        EXPECT_LT(worst_residual, 1e-10) << n << " coils";
+        EXPECT_LT(worst_fit, 1e-8) << n << " coils";
+        EXPECT_EQ(lg[voxels - 1], 0.0);
+    }
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ const Case kCases[] = {
 };
 
 const char* kMethods[] = {"base", "regalloc", "coalesce", "constmem", "fasttrig", "tune",
-                          "multi", "exact-fast", "direct", "nufft"};
+                          "multi", "multi-exact-fast", "exact-fast", "direct", "nufft"};
 
 using SumParam = std::tuple<int, const char*, Precision>;
 

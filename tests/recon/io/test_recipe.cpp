@@ -20,6 +20,7 @@ const char* kFull = R"({
   "iterations": 25,
   "tolerance": 0.001,
   "preconditioner": "circulant",
+  "start": "gridding",
   "precision": "float64",
   "backend": "cpu",
   "fourier_method": "nufft",
@@ -38,6 +39,7 @@ TEST(Recipe, ReadsEveryField) {
     EXPECT_EQ(*r.iterations, 25);
     EXPECT_DOUBLE_EQ(*r.tolerance, 0.001);
     EXPECT_EQ(*r.preconditioner, "circulant");
+    EXPECT_EQ(*r.start, "gridding");
     EXPECT_EQ(*r.precision, "float64");
     EXPECT_EQ(*r.backend, "cpu");
     EXPECT_EQ(*r.fourier_method, "nufft");
@@ -80,6 +82,8 @@ TEST(Recipe, BadInputNamesFileAndField) {
                          "reads version 1");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "preconditioner": "jacobi"})", "a.json"), InputError,
                          "'preconditioner'", "none or circulant");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "start": "fdk"})", "a.json"), InputError, "'start'",
+                         "zero or gridding");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lamda": 1})", "a.json"), InputError,
                          "unknown key 'lamda'", "lambda");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lambda": -1})", "a.json"), InputError, "'lambda'",

@@ -5,6 +5,7 @@
 // failing mid-solve ends with an error naming it, every thread joined.
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 
 #include "../test_support.hpp"
@@ -76,6 +77,40 @@ TEST(DistributedStack, SplitSenseEqualsOneDeviceForOneToFourDevices) {
     const auto* stack = dynamic_cast<const DistributedStack*>(split.get());
     ASSERT_NE(stack, nullptr);
     EXPECT_EQ(stack->parts(), std::size_t(f.coils));
+}
+
+TEST(DistributedStack, AdjointOfHostDataEqualsTheAdjointForTwoToFourDevices) {
+    SplitFixture f;
+    const ComplexArray q = f.q();
+    const SenseOperator whole(f.fourierOn(*f.home, q), f.maps);
+    const ComplexArray y = randomComplex(whole.outSize(), 8);
+    const ComplexArray expected = applyAdjoint(whole, y);
+    for (int n = 2; n <= 4; ++n) {
+        const LinearOperatorPtr op = f.split(f.devices(n), q);
+        const auto& stack = dynamic_cast<const DistributedStack&>(*op);
+        Vector x = f.home->make(f.g.voxels());
+        stack.adjointFromHost(y, x);
+        EXPECT_LT(relativeError(f.home->toHost(x), expected), 1e-5) << n << " devices";
+        // Twice: the parts' data vectors are released after use and made again.
+        stack.adjointFromHost(y, x);
+        EXPECT_LT(relativeError(f.home->toHost(x), expected), 1e-5) << n << " devices, again";
+        Vector wrong = f.home->make(f.g.voxels() + 1);
+        EXPECT_THROW(stack.adjointFromHost(y, wrong), InputError);
+        EXPECT_THROW(stack.adjointFromHost(std::span<const cdouble>(y).first(y.size() - 1), x), InputError);
+    }
+}
+
+// What each device of the split gets: on CPU backends the kernel goes through Q (the default).
+TEST(DistributedStack, ToeplitzCopyOnAnotherBackendHasTheSameProducts) {
+    SplitFixture f;
+    const std::vector<double> phi2(f.t.samples(), 0.64);
+    const auto kernel = f.home->makeToeplitz(f.g, f.t, phi2, {"direct"});
+    auto other = createCpuBackend(Precision::Double, 1);
+    const auto copy = other->toeplitzCopy(*kernel);
+    EXPECT_EQ(&copy->space(), static_cast<VectorSpace*>(other.get()));
+    const ComplexArray x = randomComplex(f.g.voxels(), 9);
+    EXPECT_LT(relativeError(applyForward(*copy, x), applyForward(*kernel, x)), 1e-5);
+    EXPECT_LT(relativeError(copy->q(), kernel->q()), 1e-6);
 }
 
 TEST(DistributedStack, SessionSenseSolveIsTheSameOnOneToFourDevices) {

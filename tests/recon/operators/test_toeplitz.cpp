@@ -38,6 +38,15 @@ TEST(Toeplitz, QRoundTripsAndIsHermitianSymmetric) {
     ComplexArray direct;
     ComplexArray ones(t.samples(), 1.0);
     backend->adjointSum(t, ones, SampleGrid::differences(grid), direct, {"direct"});
+    // The entries at difference -N on an axis are outside the product's reach and kept as
+    // zero (the circulant embedding is then Hermitian, its spectrum real).
+    const Grid big = grid.doubled();
+    for (int y = 0; y < big.n[1]; ++y)
+        for (int x = 0; x < big.n[0]; ++x)
+            if (x == 0 || y == 0) {
+                EXPECT_EQ(q[big.index(x, y, 0)], cdouble(0)) << x << "," << y;
+                direct[big.index(x, y, 0)] = 0;
+            }
     EXPECT_LT(relativeError(q, direct), 1e-12);
     // Q(0) = sum of weights = M, at index (N_x, N_y) of the 2N grid.
     EXPECT_NEAR(q[std::size_t(grid.n[1]) * 2 * grid.n[0] + grid.n[0]].real(), double(t.samples()), 1e-9);

@@ -183,3 +183,107 @@ TEST(Wavelet, PerfectReconstructionAndOrthogonality) {
     EXPECT_THROW(parseWavelet("sym8"), InputError);
     EXPECT_THROW(waveletLevelMatrix(Grid::make2D(6, 6), WaveletKind::Daubechies4, 0, {2, 6, 1}), InputError);
 }
+
+// The matrix-free transforms (VectorSpace's stencils) against the CSR matrices they replace.
+namespace {
+
+ComplexArray csrProduct(const CsrMatrix& m, const ComplexArray& x) {
+    ComplexArray y(std::size_t(m.rows));
+    m.multiply(x.data(), y.data());
+    return y;
+}
+
+const Grid kStencilGrids[] = {Grid::make2D(7, 5), Grid::make2D(8, 6), Grid::make2D(1, 9), Grid::make3D(5, 4, 3),
+                              Grid::make3D(6, 4, 8)};
+
+}  // namespace
+
+TEST(PriorOperators, GradientEqualsTheCsrMatrix) {
+    auto b = createCpuBackend(Precision::Double);
+    for (const Grid& g : kStencilGrids) {
+        for (bool weighted : {false, true}) {
+            std::vector<double> w;
+            if (weighted) {
+                std::mt19937 rng(3);
+                std::uniform_real_distribution<double> u(0.0, 2.0);
+                for (std::size_t i = 0; i < std::size_t(g.dims) * g.voxels(); ++i) w.push_back(i % 7 == 3 ? 0.0 : u(rng));
+            }
+            const std::vector<double>* wp = weighted ? &w : nullptr;
+            const CsrMatrix d = gradientMatrix(g, wp), dt = d.transposed(), gram = d.gram(dt);
+            const LinearOperatorPtr op = gradientOperator(*b, g, wp);
+            const std::string what = g.describe() + (weighted ? " weighted" : "");
+            const ComplexArray x = randomComplex(g.voxels(), 5), y = randomComplex(op->outSize(), 6);
+            // Applied twice: nothing of the first call may leak into the second.
+            for (int pass = 0; pass < 2; ++pass) {
+                const ComplexArray xp = pass ? randomComplex(g.voxels(), 7) : x;
+                EXPECT_LT(relativeError(applyForward(*op, xp), csrProduct(d, xp)), 1e-14) << what;
+                EXPECT_LT(relativeError(applyAdjoint(*op, y), csrProduct(dt, y)), 1e-14) << what;
+                EXPECT_LT(relativeError(applyNormal(*op, xp), csrProduct(gram, xp)), 1e-13) << what;
+            }
+            const cdouble lhs = inner(applyForward(*op, x), y), rhs = inner(x, applyAdjoint(*op, y));
+            EXPECT_NEAR(std::abs(lhs - rhs), 0.0, 1e-12 * std::abs(lhs)) << what;
+        }
+    }
+}
+
+TEST(PriorOperators, WaveletEqualsTheCsrLevels) {
+    auto b = createCpuBackend(Precision::Double);
+    for (WaveletKind kind : {WaveletKind::Haar, WaveletKind::Daubechies4}) {
+        for (const Grid& g : {Grid::make2D(32, 24), Grid::make2D(17, 16), Grid::make2D(5, 3), Grid::make3D(16, 8, 12),
+                              Grid::make3D(24, 9, 16)}) {
+            const std::string what = toString(kind) + " " + g.describe();
+            const std::vector<CsrMatrix> levels = waveletMatrices(g, kind);
+            const LinearOperatorPtr op = waveletOperator(*b, g, kind);
+            for (int pass = 0; pass < 2; ++pass) {
+                const ComplexArray x = randomComplex(g.voxels(), unsigned(8 + pass));
+                ComplexArray fwd = x, adj = x;
+                for (const CsrMatrix& m : levels) fwd = csrProduct(m, fwd);
+                for (auto it = levels.rbegin(); it != levels.rend(); ++it) adj = csrProduct(it->transposed(), adj);
+                EXPECT_LT(relativeError(applyForward(*op, x), fwd), 1e-14) << what;
+                EXPECT_LT(relativeError(applyAdjoint(*op, x), adj), 1e-14) << what;
+                EXPECT_LT(relativeError(applyAdjoint(*op, applyForward(*op, x)), x), 1e-14) << what;
+            }
+            const ComplexArray x = randomComplex(g.voxels(), 11), y = randomComplex(g.voxels(), 12);
+            const cdouble lhs = inner(applyForward(*op, x), y), rhs = inner(x, applyAdjoint(*op, y));
+            EXPECT_NEAR(std::abs(lhs - rhs), 0.0, 1e-12 * std::abs(lhs)) << what;
+        }
+    }
+}
+
+TEST(PriorOperators, WaveletLevelWritesOnlyItsExtent) {
+    auto b = createCpuBackend(Precision::Double);
+    const Grid g = Grid::make2D(16, 12);
+    const ComplexArray x = randomComplex(g.voxels(), 1), before = randomComplex(g.voxels(), 2);
+    const std::array<int, 3> box{8, 12, 1}, extent{12, 12, 1};
+    for (bool inverse : {false, true}) {
+        Vector xv = b->fromHost(x), yv = b->fromHost(before);
+        b->waveletLevel(g, 0, box, extent, waveletLowPass(WaveletKind::Daubechies4), inverse, xv, yv);
+        const ComplexArray y = b->toHost(yv);
+        CsrMatrix m = waveletLevelMatrix(g, WaveletKind::Daubechies4, 0, box);
+        const ComplexArray ref = csrProduct(inverse ? m.transposed() : m, x);
+        for (int yy = 0; yy < 12; ++yy)
+            for (int xx = 0; xx < 16; ++xx) {
+                const std::size_t v = g.index(xx, yy, 0);
+                EXPECT_NEAR(std::abs(y[v] - (xx < extent[0] ? ref[v] : before[v])), 0.0, 1e-14) << xx << "," << yy;
+            }
+    }
+}
+
+TEST(PriorOperators, StencilsRejectBadShapes) {
+    auto b = createCpuBackend(Precision::Double);
+    const Grid g = Grid::make2D(8, 6);
+    Vector x = b->make(g.voxels()), d = b->make(2 * g.voxels()), small = b->make(5);
+    EXPECT_THROW(b->gradient(g, nullptr, Product::Forward, x, x), InputError);        // output too short
+    EXPECT_THROW(b->gradient(g, nullptr, Product::Adjoint, x, d), InputError);        // input is not D's output
+    EXPECT_THROW(b->gradient(g, &small, Product::Forward, x, d), InputError);         // weights of the wrong size
+    EXPECT_THROW(b->gradient(Grid::make2D(0, 6), nullptr, Product::Normal, x, x), InputError);
+    EXPECT_THROW(b->gradient(g, nullptr, Product::Normal, x, x), InputError);         // in place
+    const std::vector<double> h = waveletLowPass(WaveletKind::Haar);
+    Vector y = b->make(g.voxels());
+    EXPECT_THROW(b->waveletLevel(g, 0, {7, 6, 1}, {8, 6, 1}, h, false, x, y), InputError);  // odd length
+    EXPECT_THROW(b->waveletLevel(g, 0, {8, 6, 1}, {4, 6, 1}, h, false, x, y), InputError);  // extent inside the box
+    EXPECT_THROW(b->waveletLevel(g, 2, {8, 6, 1}, {8, 6, 1}, h, false, x, y), InputError);  // no such axis
+    EXPECT_THROW(b->waveletLevel(g, 0, {8, 6, 1}, {8, 6, 1}, {1.0}, false, x, y), InputError);
+    EXPECT_THROW(b->waveletLevel(g, 0, {8, 6, 1}, {8, 6, 1}, h, false, x, x), InputError);  // in place
+    EXPECT_THROW(b->waveletLevel(g, 0, {8, 6, 1}, {8, 6, 1}, h, false, x, small), InputError);
+}

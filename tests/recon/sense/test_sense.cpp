@@ -88,6 +88,8 @@ TEST(Sense, AdjointIdentityAndRightHandSideFromCoilImages) {
     for (const auto& v : coil_images) ptrs.push_back(&v);
     const Vector combined = senseAdjointFromCoilImages(*f.backend, ptrs, f.maps);
     EXPECT_LT(relativeError(f.backend->toHost(combined), applyAdjoint(e, y)), 1e-12);
+    // The same with the operator's resident maps (the session's path).
+    EXPECT_LT(relativeError(f.backend->toHost(e.adjointFromCoilImages(ptrs)), applyAdjoint(e, y)), 1e-12);
 }
 
 TEST(Sense, ShapeErrorsNameWhatIsWrong) {
@@ -103,6 +105,7 @@ TEST(Sense, ShapeErrorsNameWhatIsWrong) {
     EXPECT_THROW(SenseOperator(fourier, ComplexArray{}), InputError);
     Vector one = f.backend->make(f.g.voxels());
     EXPECT_THROW(senseAdjointFromCoilImages(*f.backend, {&one}, f.maps), InputError);  // 3 maps, 1 coil
+    EXPECT_THROW(SenseOperator(fourier, f.maps).adjointFromCoilImages({&one}), InputError);
 }
 
 TEST(Prewhitening, RecoversAKnownCovarianceAndWhitensIt) {

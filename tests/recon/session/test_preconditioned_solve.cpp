@@ -47,6 +47,34 @@ TEST(PreconditionedSolve, ReachesThePlainSolutionInFewerIterations) {
     }
 }
 
+// The gridding start (F^H (w d), least-squares scaled), alone and with the preconditioner,
+// ends at plain CG's solution from zero; its first record starts below zero's residual.
+TEST(PreconditionedSolve, GriddingStartReachesThePlainSolution) {
+    CaseSpec spec = demoCase("small-2d");
+    spec.snr_db = 30;
+    auto data = simulate(spec);
+    ReconstructionSession s(createCpuBackend(Precision::Double));
+    s.setDataset(data);
+    for (const Case& c : {Case{RegularizerKind::Tikhonov, 0.02}, Case{RegularizerKind::AnatomicalFiniteDifference, 1.0}}) {
+        SolveOptions o;
+        o.regularizer = c.kind;
+        o.lambda = c.lambda;
+        const auto plain = solveTo(s, o, 1e-8);
+        for (const PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
+            o.preconditioner = pk;
+            o.start = StartImage::Gridding;
+            const auto started = solveTo(s, o, 1e-8);
+            EXPECT_LT(relativeError(started.second, plain.second), 2e-5) << toString(c.kind) << " " << toString(pk);
+            o.iterations = 1;
+            o.tolerance = 0;
+            const double first = s.solve(o).history.front().residual;
+            o.start = StartImage::Zero;
+            EXPECT_LT(first, s.solve(o).history.front().residual) << toString(c.kind) << " " << toString(pk);
+            o.iterations = 60;
+        }
+    }
+}
+
 // The lambda-tuning path with a preconditioner: M^{-1} is rebuilt for the new lambda and
 // the resident solve ends at the new lambda's solution.
 TEST(PreconditionedSolve, LambdaChangeRebuildsThePreconditioner) {

@@ -27,6 +27,9 @@ struct HostSpace {
         zero(y);
         for (std::size_t k = 0; k < xs.size(); ++k) axpy(w[k], *xs[k], y);
     }
+    void scale(std::complex<double> a, Vector& y) const {
+        for (auto& v : y) v *= a;
+    }
 };
 
 // The same space with the optional fused operations, counting their use.
@@ -287,6 +290,63 @@ TEST(ConjugateGradient, PreconditionerFollowsAWeightChange) {
     for (int i = 0; i < 200 && cg.stats().residual > 1e-13 && cg.step(); ++i) {
     }
     EXPECT_LT(relativeError(cg.solution(), gaussSolve(weighted(50.0), rhs)), 1e-8);
+}
+
+// The scaled start: a = x0^H b / x0^H A x0 by brute force (a complex scalar: x0 is given
+// a phase the answer must undo), the cost x^H A x - 2 Re x^H b at a x0 below its value at
+// any nearby scalar, the residual and statistics those of a x0, and CG from there ends at
+// the direct solve.
+ComplexArray matvecDense(const Matrix& a, const ComplexArray& x) {
+    ComplexArray y(x.size());
+    matvec(a)(x, y);
+    return y;
+}
+
+TEST(ConjugateGradient, ScaledStartUsesTheLeastSquaresScalar) {
+    const int n = 30;
+    HostSpace space;
+    const Matrix a = randomHpd(n, 41, 0.5), b = randomHpd(n, 42, 0.0);
+    const ComplexArray rhs = randomComplex(n, 43);
+    Matrix sum = a;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) sum[i][j] += 0.3 * b[i][j];
+    const ComplexArray exact = gaussSolve(sum, rhs);
+    ComplexArray x0 = exact;  // a start of the right shape, in other units and phase, with an error
+    const ComplexArray noise = randomComplex(n, 44);
+    for (int i = 0; i < n; ++i) x0[i] = cdouble(0.2, -3.0) * (x0[i] + 0.3 * noise[i]);
+    const ComplexArray ax0 = matvecDense(sum, x0);
+    const cdouble expected = inner(x0, rhs) / inner(x0, ax0).real();
+    auto cost = [&](cdouble s) {
+        ComplexArray x = x0;
+        for (auto& v : x) v *= s;
+        return inner(x, matvecDense(sum, x)).real() - 2 * inner(x, rhs).real();
+    };
+
+    ConjugateGradient<HostSpace> cg(space, {{"a", 1.0, matvec(a)}, {"b", 0.3, matvec(b)}}, rhs, n);
+    const cdouble got = cg.setInitialScaled(x0);
+    EXPECT_LT(std::abs(got - expected), 1e-12 * std::abs(expected));
+    for (const cdouble d : {cdouble(1e-3, 0), cdouble(-1e-3, 0), cdouble(0, 1e-3), cdouble(0, -1e-3)})
+        EXPECT_LT(cost(got), cost(got + d * std::abs(got)));
+    ComplexArray start = x0;
+    for (auto& v : start) v *= expected;
+    EXPECT_LT(relativeError(cg.solution(), start), 1e-12);
+    EXPECT_EQ(cg.stats().iteration, 0);
+    EXPECT_NEAR(cg.stats().residual, trueResidual(sum, start, rhs), 1e-12);
+    EXPECT_NEAR(cg.stats().forms[0], inner(start, matvecDense(a, start)).real(), 1e-9 * std::abs(cg.stats().forms[0]));
+    // Closer than zero: the start's error is the noise alone, so CG needs fewer steps from it.
+    auto stepsFrom = [&](bool scaled) {
+        ConjugateGradient<HostSpace> c(space, {{"a", 1.0, matvec(a)}, {"b", 0.3, matvec(b)}}, rhs, n);
+        if (scaled) c.setInitialScaled(x0);
+        int steps = 0;
+        while (relativeError(c.solution(), exact) > 1e-8 && steps < 500 && c.step()) ++steps;
+        EXPECT_LT(relativeError(c.solution(), exact), 1e-8);
+        return steps;
+    };
+    EXPECT_LE(stepsFrom(true), stepsFrom(false));
+    // A start A maps to zero (here: zero itself) gives a = 0 and the cold start.
+    ConjugateGradient<HostSpace> z(space, {{"a", 1.0, matvec(a)}}, rhs, n);
+    EXPECT_EQ(z.setInitialScaled(ComplexArray(n)), cdouble(0));
+    EXPECT_NEAR(z.stats().residual, 1.0, 1e-15);
 }
 
 }  // namespace

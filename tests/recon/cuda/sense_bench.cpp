@@ -1,0 +1,245 @@
+// Where the time of one SENSE reconstruction goes (issue 14's speed targets; not a test: prints figures).
+//   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps]
+// The reference paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), smooth
+// synthetic coil maps, data from the backend's NUFFT plus a correlated noise scan; data on the host
+// in, image on the host out, in a warm process (one untimed run first, as a workstation that has
+// reconstructed before). Each row is a fresh session on the same backend, stepped through the
+// session's stages in the order a solve takes them, each timed on its own:
+//   prewhiten (setDataset with the noise scan), compress (PCA to coils-2 virtual coils: reported,
+//   not part of the whole), Q (Toeplitz kernel), F^H d of every coil, W (the prior), the solve
+//   (its SENSE operator, right-hand side, CG, image to host), the λ change (warm re-solve), and
+//   the coil maps (Walsh, ESPIRiT: their stages from the progress they report).
+// --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "recon/backend/backend.hpp"
+#include "recon/phantom/shepp_logan.hpp"
+#include "recon/sense/espirit.hpp"
+#include "recon/sense/prewhiten.hpp"
+#include "recon/session/reconstruction.hpp"
+#include "recon/trajectory/trajectories.hpp"
+
+using namespace recon;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Smooth coil maps: Gaussian bumps on a ring around the object, each with its own phase.
+ComplexArray ringMaps(const Grid& g, int coils) {
+    ComplexArray maps(std::size_t(coils) * g.voxels());
+    for (int c = 0; c < coils; ++c) {
+        const double a = 2 * M_PI * c / coils, cx = 0.35 * std::cos(a), cy = 0.35 * std::sin(a), cz = (c % 2 ? 0.15 : -0.15);
+        const cdouble phase = std::polar(1.0, 0.7 * c);
+        for (int z = 0; z < g.n[2]; ++z)
+            for (int y = 0; y < g.n[1]; ++y)
+                for (int x = 0; x < g.n[0]; ++x) {
+                    const double dx = (x - g.n[0] / 2) / double(g.n[0]) - cx, dy = (y - g.n[1] / 2) / double(g.n[1]) - cy,
+                                 dz = (z - g.n[2] / 2) / double(g.n[2]) - cz;
+                    const std::size_t i = (std::size_t(z) * g.n[1] + y) * g.n[0] + x;
+                    maps[std::size_t(c) * g.voxels() + i] = phase * std::exp(-(dx * dx + dy * dy + dz * dz) / (2 * 0.3 * 0.3));
+                }
+    }
+    return maps;
+}
+
+std::shared_ptr<const Dataset> makeData(Backend& b, int n, int coils, ComplexArray& maps) {
+    const Grid grid = Grid::cube(3, n);
+    const double f = n / 128.0;
+    const double m = 284592 * f * f * f;
+    const int readout = std::max(8, int(std::lround(112 * f)));
+    Trajectory traj = radial3D(n, int(std::ceil(m / readout)), readout);
+    traj.k.resize(3 * std::size_t(std::llround(m)));
+    auto data = std::make_shared<Dataset>();
+    data->name = "sense-bench";
+    data->grid = grid;
+    data->trajectory = traj;
+    data->coils = coils;
+    data->basis = BasisFunction::Point;
+    data->truth = Phantom::sheppLogan3D().image(grid, 2);
+    maps = ringMaps(grid, coils);
+    data->kspace.resize(std::size_t(coils) * traj.samples());
+    for (int c = 0; c < coils; ++c) {
+        ComplexArray weighted(grid.voxels()), out;
+        for (std::size_t i = 0; i < weighted.size(); ++i) weighted[i] = maps[std::size_t(c) * grid.voxels() + i] * data->truth[i];
+        b.forwardSum(traj, weighted, SampleGrid::image(grid), out, {"nufft", 1e-6});
+        std::copy(out.begin(), out.end(), data->kspace.begin() + std::ptrdiff_t(std::size_t(c) * traj.samples()));
+    }
+    // A noise scan with coupled coils (each coil's noise leaks 30 % into the next), 1024 samples per coil.
+    const std::size_t noise = 1024;
+    std::mt19937 rng(7);
+    std::normal_distribution<double> gauss(0, 1e-3);
+    ComplexArray white(std::size_t(coils) * noise);
+    for (auto& v : white) v = cdouble(gauss(rng), gauss(rng));
+    data->noise.resize(white.size());
+    for (int c = 0; c < coils; ++c)
+        for (std::size_t i = 0; i < noise; ++i)
+            data->noise[std::size_t(c) * noise + i] =
+                white[std::size_t(c) * noise + i] + (c > 0 ? 0.3 * white[std::size_t(c - 1) * noise + i] : cdouble(0));
+    return data;
+}
+
+// Times at which a Progress passes the given fractions (a stage's boundaries).
+struct StageClock {
+    Clock::time_point t0 = Clock::now();
+    std::vector<double> marks;  // fractions
+    std::vector<double> at;     // seconds since t0, when first passed
+    explicit StageClock(std::vector<double> m) : marks(std::move(m)), at(marks.size(), -1) {}
+    Progress progress() {
+        return Progress{[this](double f) {
+            for (std::size_t i = 0; i < marks.size(); ++i)
+                if (at[i] < 0 && f >= marks[i] - 1e-9) at[i] = since(t0);
+        }};
+    }
+};
+
+struct Row {
+    std::map<std::string, double> t;
+    SolveResult solve, relambda;
+};
+
+Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps, int iterations) {
+    Row row;
+    SolveOptions o;
+    o.iterations = iterations;
+    o.lambda = 0.02;
+    o.snapshot_every = 0;
+    o.method = {"nufft", kDefaultNufftTolerance};
+    o.coil_combination = CoilCombination::Sense;
+    CoilMaps given;  // the maps as an estimate would hand them over (not timed)
+    given.maps = maps;
+    given.coils = data->coils;
+    given.mask.assign(data->grid.voxels(), 1);
+    given.source = "ring of Gaussian bumps";
+    const Clock::time_point whole = Clock::now();
+    ReconstructionSession session(b);
+    auto t0 = Clock::now();
+    session.setDataset(data);
+    row.t["prewhiten"] = since(t0);
+    session.setCoilMaps(std::move(given));
+    t0 = Clock::now();
+    session.toeplitz(o.method);
+    row.t["Q"] = since(t0);
+    t0 = Clock::now();
+    for (int c = 0; c < data->coils; ++c) session.adjointData(c, o.method);
+    row.t["F^H d"] = since(t0);
+    t0 = Clock::now();
+    session.regularizerOperator(o);
+    row.t["W"] = since(t0);
+    t0 = Clock::now();
+    row.solve = session.solve(o);
+    row.t["solve"] = since(t0);
+    row.t["whole"] = since(whole);
+    o.lambda = 0.05;
+    o.warm_start = true;
+    t0 = Clock::now();
+    row.relambda = session.solve(o);
+    row.t["lambda change"] = since(t0);
+    o.iterations = std::max(1, iterations / 3);
+    o.lambda = 0.03;
+    t0 = Clock::now();
+    session.solve(o);
+    row.t["lambda change short"] = since(t0);
+    return row;
+}
+
+void mapsRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& truth) {
+    for (CoilMapMethod method : {CoilMapMethod::Walsh, CoilMapMethod::Espirit}) {
+        ReconstructionSession session(b);
+        session.setDataset(data);
+        // ESPIRiT: calibration fit 0-0.3, calibration matrix and its SVD 0.3-0.5, G(x) 0.5-0.6, eigenvectors 0.6-1.
+        // Walsh: calibration fit 0-0.4, covariance field 0.4-0.45, eigenvectors 0.45-1.
+        StageClock clock(method == CoilMapMethod::Espirit ? std::vector<double>{0.3, 0.5, 0.6, 1.0}
+                                                          : std::vector<double>{0.4, 0.45, 1.0});
+        const Clock::time_point t0 = Clock::now();
+        clock.t0 = t0;
+        const CoilMaps& maps = session.coilMaps(method, clock.progress());
+        const double total = since(t0);
+        const CoilMapAgreement agree = compareCoilMaps(maps.maps, truth, maps.coils, maps.mask);
+        std::printf("maps %-8s %8.3f s   stages:", toString(method).c_str(), total);
+        const char* names[2][4] = {{"calibration", "covariance", "eigenvectors", ""}, {"calibration", "svd", "G(x)", "eigenvectors"}};
+        double prev = 0;
+        for (std::size_t i = 0; i < clock.marks.size(); ++i) {
+            const double at = clock.at[i] < 0 ? total : clock.at[i];
+            std::printf(" %s %.3f", names[method == CoilMapMethod::Espirit][i], at - prev);
+            prev = at;
+        }
+        std::printf("  (rest %.3f)   vs true maps in the mask: rms %.3f\n", total - prev, agree.rms_error);
+        std::fflush(stdout);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        int n = 128, coils = 8, iterations = 60, repeats = 3;
+        bool cpu = false, maps = true;
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            auto value = [&]() -> int {
+                if (i + 1 >= argc) throw InputError(a + " needs a value");
+                return std::stoi(argv[++i]);
+            };
+            if (a == "--size") n = value();
+            else if (a == "--coils") coils = value();
+            else if (a == "--iterations") iterations = value();
+            else if (a == "--repeats") repeats = value();
+            else if (a == "--cpu") cpu = true;
+            else if (a == "--no-maps") maps = false;
+            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps)");
+        }
+        std::shared_ptr<Backend> b;
+        if (cpu) {
+            b = createCpuBackend(Precision::Single);
+        } else {
+            std::string why;
+            b = createCudaBackend(Precision::Single, 0, &why);
+            if (!b) {
+                std::printf("no GPU (%s): nothing to measure\n", why.c_str());
+                return 0;
+            }
+        }
+        ComplexArray truth_maps;
+        const auto data = makeData(*b, n, coils, truth_maps);
+        // The maps the estimates should find: the true ones whitened as the session whitens the data.
+        ComplexArray whitened_maps = truth_maps;
+        prewhiten(whitened_maps, coils, noiseCovariance(data->noise, coils));
+        std::printf("%s; SENSE %d^3, %d coils, M = %zu per coil, %d CG iterations\n", b->info().describe().c_str(), n, coils,
+                    data->samples(), iterations);
+        {
+            auto whitened = std::make_shared<Dataset>(*data);
+            prewhitenWithNoiseScan(*whitened);
+            const auto t0 = Clock::now();
+            const CoilCompression plan = planCoilCompression(whitened->kspace, coils, std::max(1, coils - 2));
+            const ComplexArray v = compressCoils(whitened->kspace, coils, plan);
+            std::printf("compress to %d virtual coils (not in the whole): %.3f s\n", plan.virtual_coils, since(t0));
+        }
+        run(b, data, truth_maps, iterations);  // warm-up: plans, cuFFT, the tuning cache
+        for (int r = 0; r < repeats; ++r) {
+            const Row row = run(b, data, truth_maps, iterations);
+            const double cg = row.solve.seconds;
+            std::printf("whole %.3f s = prewhiten %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it;"
+                        " operator, rhs, image to host %.3f) + rest %.3f | lambda change (%d its) %.3f s (CG %.3f), (%d its) %.3f s\n",
+                        row.t.at("whole"), row.t.at("prewhiten"), row.t.at("Q"), row.t.at("F^H d"), row.t.at("W"), row.t.at("solve"),
+                        cg, 1e3 * cg / iterations, row.t.at("solve") - cg,
+                        row.t.at("whole") - row.t.at("prewhiten") - row.t.at("Q") - row.t.at("F^H d") - row.t.at("W") - row.t.at("solve"),
+                        iterations, row.t.at("lambda change"), row.relambda.seconds, std::max(1, iterations / 3),
+                        row.t.at("lambda change short"));
+            std::fflush(stdout);
+        }
+        if (maps) mapsRows(b, data, whitened_maps);
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "sense_bench: %s\n", e.what());
+        return 1;
+    }
+}

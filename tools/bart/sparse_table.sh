@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The sparse-prior table (tools/bart/README.md, issue 13): sparse.sh on each case below, one Markdown
+# table. Undersampled 2D golden-angle radial (128^2, 256^2) and 3D kooshball (32^3, 48^3) cases, each
+# noiseless and with `bart noise`, about 3x (2D) and 4x (3D) below Nyquist.
+# usage: sparse_table.sh [--cli PATH] [--only 2d|3d]   (RECONSTUDIO_CLI works too)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cli_args=() only=""
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --cli) cli_args=(--cli "$2"); shift 2 ;;
+        --only) only=$2; shift 2 ;;
+        *) echo "sparse_table.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+cases2d=(
+    "--dims 2 --n 128 --spokes 64"
+    "--dims 2 --n 128 --spokes 64 --noise 1e-6"
+    "--dims 2 --n 256 --spokes 128"
+    "--dims 2 --n 256 --spokes 128 --noise 1e-6"
+)
+# BART's 3D runs are the slow ones (two cores): fewer iterations, which its results show suffice.
+cases3d=(
+    "--dims 3 --n 32 --spokes 400 --pics-iterations 300"
+    "--dims 3 --n 32 --spokes 400 --noise 1e-6 --pics-iterations 300"
+    "--dims 3 --n 48 --spokes 900 --pics-iterations 300"
+    "--dims 3 --n 48 --spokes 900 --noise 1e-6 --pics-iterations 300"
+)
+cases=()
+[[ $only == 3d ]] || cases+=("${cases2d[@]}")
+[[ $only == 2d ]] || cases+=("${cases3d[@]}")
+header=1
+for c in "${cases[@]}"; do
+    # shellcheck disable=SC2086
+    "$here/sparse.sh" "${cli_args[@]}" --header "$header" $c
+    header=0
+done
