@@ -109,6 +109,9 @@ Reconstruction:
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
                          (default 0.005; convergence speed only, not the solution)
+  --admm-rho R           balanced (default: rho follows the primal and dual residuals) | fixed
+  --admm-relaxation A    ADMM's over-relaxation, in (0, 2) (default 1.6; 1: none)
+  --admm-preconditioner P  ADMM's inner CG: circulant (default) | none
   --iterations N         CG iterations (default 60; ADMM: inner CG iterations in all;
                          FISTA: steps, one F^H F each)
   --tolerance T          stop when the relative residual < T (default 0: run all)
@@ -339,6 +342,11 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.wavelet = parseWavelet(a.get("wavelet", toString(SolveOptions{}.wavelet)));
     o.admm_inner_iterations = a.integerIn("admm-inner", 5, 1, 1000);
     o.admm_threshold_scale = a.numberIn("admm-threshold", AdmmDefaults::threshold_scale, 1e-6, 10);
+    const std::string rho = a.get("admm-rho", SolveOptions{}.admm_balance_rho ? "balanced" : "fixed");
+    if (rho != "balanced" && rho != "fixed") throw UsageError("--admm-rho takes balanced or fixed, not '" + rho + "'");
+    o.admm_balance_rho = rho == "balanced";
+    o.admm_relaxation = a.numberIn("admm-relaxation", SolveOptions{}.admm_relaxation, 0.01, 1.99);
+    o.admm_preconditioner = parsePreconditioner(a.get("admm-preconditioner", toString(SolveOptions{}.admm_preconditioner)));
     o.sparse_solver = parseSparseSolver(a.get("sparse-solver", "auto"));
     const std::string shifts = a.get("wavelet-shifts", "on");
     if (shifts != "on" && shifts != "off") throw UsageError("--wavelet-shifts takes on or off, not '" + shifts + "'");
@@ -389,7 +397,8 @@ std::vector<int> parseGpus(const std::string& v) {
 
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
                                             "units", "matrix", "basis", "frame"};
-const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "sparse-solver",
+const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "admm-rho",
+                                             "admm-relaxation", "admm-preconditioner", "sparse-solver",
                                              "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
                                              "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "start", "gpus"};

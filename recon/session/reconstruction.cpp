@@ -286,6 +286,18 @@ LinearOperatorPtr ReconstructionSession::regularizerOperator(const SolveOptions&
     return op;
 }
 
+const std::vector<double>& ReconstructionSession::circulantData(const FourierMethod& m, const Progress& progress) {
+    const std::string mkey = methodKey(m);
+    auto it = circulant_data_.find(mkey);
+    if (it == circulant_data_.end()) {
+        // T. Chan's optimal circulant: measured on the demo cases it needs fewer iterations than
+        // Strang's, whose wrapped-off corners of Q leave negative eigenvalues for the floor to catch.
+        const ComplexArray q = toeplitz(m, progress)->q();
+        it = circulant_data_.emplace(mkey, circulantEigenvalues(dataset().grid, q, CirculantApproximation::Chan)).first;
+    }
+    return it->second;
+}
+
 LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts, bool with_penalty, double weight,
                                                         const Progress& progress) {
     if (opts.preconditioner == PreconditionerKind::None) return nullptr;
@@ -295,13 +307,7 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     std::ostringstream key;
     key << mkey << " | " << (with_penalty ? toString(opts.regularizer) : "none") << " | " << (with_penalty ? weight : 0.0);
     if (preconditioner_.op && preconditioner_.key == key.str()) return preconditioner_.op;
-    auto data_eig = circulant_data_.find(mkey);
-    if (data_eig == circulant_data_.end()) {
-        // T. Chan's optimal circulant: measured on the demo cases it needs fewer iterations than
-        // Strang's, whose wrapped-off corners of Q leave negative eigenvalues for the floor to catch.
-        const ComplexArray q = toeplitz(m, progress)->q();
-        data_eig = circulant_data_.emplace(mkey, circulantEigenvalues(d.grid, q, CirculantApproximation::Chan)).first;
-    }
+    const std::vector<double>& data_eig = circulantData(m, progress);
     std::vector<double> penalty;
     if (with_penalty) {
         auto it = circulant_penalty_.find(opts.regularizer);
@@ -319,8 +325,8 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     // On the CPU the N-grid FFT pair (the vectors are on the host already) is the same operator at
     // a fraction of the Toeplitz product's cost; a device keeps its vectors and uses its own FFTs.
     preconditioner_ = {key.str(), backend_->info().kind == "cpu"
-                                      ? inverseCirculantOnGrid(*backend_, d.grid, data_eig->second, penalty, weight, kExponent)
-                                      : inverseCirculant(*backend_, d.grid, data_eig->second, penalty, weight, kExponent)};
+                                      ? inverseCirculantOnGrid(*backend_, d.grid, data_eig, penalty, weight, kExponent)
+                                      : inverseCirculant(*backend_, d.grid, data_eig, penalty, weight, kExponent)};
     return preconditioner_.op;
 }
 

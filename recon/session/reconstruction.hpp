@@ -55,7 +55,7 @@ struct SolveOptions {
     double tolerance = 0;         // stop when the relative residual falls below (0: run all)
     int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
     FourierMethod method{"", kDefaultNufftTolerance};  // empty name: the backend's default
-    // M^{-1} of the quadratic CG (single-image solves; not SENSE or ADMM): the inverse of the
+    // M^{-1} of the quadratic CG (single-image solves; not SENSE; ADMM's is below): the inverse of the
     // circulant approximation of F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp).
     PreconditionerKind preconditioner = PreconditionerKind::None;
     // Where a cold quadratic CG solve starts (single-image solves; not SENSE or ADMM): zero, or
@@ -74,6 +74,11 @@ struct SolveOptions {
     WaveletKind wavelet = WaveletKind::Haar;
     int admm_inner_iterations = 5;                      // CG iterations per ADMM x-update
     double admm_threshold_scale = AdmmDefaults::threshold_scale;  // ADMM's rho rule (recon/solvers/admm.hpp)
+    double admm_relaxation = AdmmDefaults::relaxation;  // ADMM's over-relaxation alpha (1: none)
+    bool admm_balance_rho = AdmmDefaults::adaptive_rho; // ADMM's rho adapted by residual balancing
+    // M^{-1} of ADMM's inner CG: the inverse square root of the circulant approximation of
+    // F^H F + sum_k rho_k W_k^H W_k (docs/SPARSE.md).
+    PreconditionerKind admm_preconditioner = PreconditionerKind::Circulant;
     SparseSolver sparse_solver = SparseSolver::Auto;
     bool wavelet_shifts = true;                         // FISTA/POGM: a random cyclic shift of the wavelet grid per step
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
@@ -221,6 +226,13 @@ public:
     // backend, cached per method: StartImage::Gridding's start before its scaling.
     std::shared_ptr<const Vector> densityWeightedAdjoint(int coil, const FourierMethod& method, const Progress& progress = {});
     std::shared_ptr<const ToeplitzOperator> toeplitz(const FourierMethod& method, const Progress& progress = {});
+    // The eigenvalues of T. Chan's circulant of F^H F for a method (cached).
+    const std::vector<double>& circulantData(const FourierMethod& method, const Progress& progress);
+    // ADMM's inner preconditioner for the rho of each term (sparse_solve.cpp).
+    std::function<LinearOperatorPtr(const std::vector<double>&)> admmPreconditioner(const std::vector<SparseTerm>& terms,
+                                                                                   const std::vector<SolveOptions::PriorTerm>& priors,
+                                                                                   const SolveOptions& opts, const FourierMethod& m,
+                                                                                   Monitor& monitor);
     // F = diag(phi) * (the backend's Fourier sums), its normal F^H F through the Toeplitz kernel.
     LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {});
     // W as an operator on the backend, cached per kind: fd and anatomical matrix-free (the

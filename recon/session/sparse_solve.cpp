@@ -3,12 +3,15 @@
 // normal) and F^H d, with the priors' transforms and FISTA's bound on ||F^H F|| built once per
 // data set and the last single-coil solve kept resident, so a lambda change continues warm.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <sstream>
 
+#include "recon/backend/circulant_preconditioner.hpp"
 #include "recon/core/errors.hpp"
+#include "recon/nufft/fft.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/solvers/admm.hpp"
 #include "recon/solvers/fista.hpp"
@@ -22,6 +25,8 @@ struct ReconstructionSession::SparseState {
     std::unique_ptr<Fista> fista;
     int total_iterations = 0;
     std::map<std::string, double> normal_norm;  // ||F^H F|| (times the margin) by Fourier method
+    // W^H W's circulant eigenvalues by transform key (ADMM's preconditioner holds them too).
+    std::map<std::string, std::shared_ptr<const std::vector<double>>> circulant_penalty;
 };
 
 std::string toString(SparseSolver s) {
@@ -45,6 +50,8 @@ namespace {
 // The auto solver's momentum for one wavelet term: POGM, ahead of FISTA after the same steps on the
 // 2D demo cases and by 1.5-3 dB after 1000 steps on the paper's 128^3 case (docs/SPARSE.md).
 constexpr Momentum kAutoMomentum = Momentum::Pogm;
+// The power of ADMM's circulant preconditioner: M^{-1/2} (docs/SPARSE.md).
+constexpr double kAdmmPreconditionerExponent = 0.5;
 
 std::string methodName(const FourierMethod& m) {
     if (m.name != "nufft") return m.name;
@@ -62,7 +69,60 @@ std::string transformKey(RegularizerKind k, const SolveOptions& o) {
     return s.str();
 }
 
+// The eigenvalues of the circulant whose kernel is W^H W's response to an impulse at the grid's
+// centre: exact for a shift-invariant W^H W with periodic ends (finite differences: the discrete
+// Laplacian's sum_axes 4 sin^2(pi k / N); an orthogonal wavelet: 1), close for TV's one-sided ends
+// and the anatomical weights. Through the operator's normal, so any prior gets one without a matrix.
+std::vector<double> impulseCirculantEigenvalues(Backend& backend, const Grid& g, const LinearOperator& w) {
+    std::array<int, 3> c{g.n[0] / 2, g.dims > 1 ? g.n[1] / 2 : 0, g.dims > 2 ? g.n[2] / 2 : 0};
+    ComplexArray impulse(g.voxels());
+    impulse[g.index(c[0], c[1], c[2])] = 1;
+    Vector in = backend.fromHost(impulse), out = backend.make(g.voxels());
+    w.normal(in, out);
+    const ComplexArray response = backend.toHost(out);
+    ComplexArray kernel(g.voxels());  // kernel(d) = response(c + d), d wrapped per axis
+    auto wrap = [](int v, int n) { return ((v % n) + n) % n; };
+    const int nz = g.dims > 2 ? g.n[2] : 1, ny = g.dims > 1 ? g.n[1] : 1;
+    for (int z = 0; z < nz; ++z)
+        for (int y = 0; y < ny; ++y)
+            for (int x = 0; x < g.n[0]; ++x)
+                kernel[g.index(wrap(x - c[0], g.n[0]), wrap(y - c[1], ny), wrap(z - c[2], nz))] = response[g.index(x, y, z)];
+    FftPlan<double>(g.n, g.dims, FftDirection::Forward).execute(kernel.data());
+    std::vector<double> eig(kernel.size());
+    for (std::size_t i = 0; i < kernel.size(); ++i) eig[i] = std::max(kernel[i].real(), 0.0);
+    return eig;
+}
+
 }  // namespace
+
+std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSession::admmPreconditioner(
+    const std::vector<SparseTerm>& terms, const std::vector<SolveOptions::PriorTerm>& priors, const SolveOptions& opts,
+    const FourierMethod& m, Monitor& monitor) {
+    SparseState& st = *sparse_;
+    auto data = std::make_shared<const std::vector<double>>(circulantData(m, monitor.progress(Phase::ToeplitzKernel)));
+    std::vector<std::shared_ptr<const std::vector<double>>> penalty;
+    for (std::size_t k = 0; k < terms.size(); ++k) {
+        const std::string tk = transformKey(priors[k].kind, opts);
+        auto it = st.circulant_penalty.find(tk);
+        if (it == st.circulant_penalty.end())
+            it = st.circulant_penalty
+                     .emplace(tk, std::make_shared<const std::vector<double>>(
+                                      impulseCirculantEigenvalues(*backend_, dataset().grid, *terms[k].transform)))
+                     .first;
+        penalty.push_back(it->second);
+    }
+    return [backend = backend_, data, penalty, grid = dataset().grid](const std::vector<double>& rho) -> LinearOperatorPtr {
+        std::vector<double> sum(grid.voxels(), 0.0);
+        for (std::size_t k = 0; k < penalty.size(); ++k)
+            for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += rho[k] * (*penalty[k])[i];
+        // M^{-1/2}, as the quadratic CG's (docs/SCALING.md: the full inverse boosts the sparsely
+        // sampled edge of k-space early); measured for ADMM in docs/SPARSE.md.
+        // The CPU applies it by N-grid FFTs (as the quadratic CG's); a device by its Toeplitz product.
+        if (backend->info().kind == "cpu")
+            return inverseCirculantOnGrid(*backend, grid, *data, sum, 1.0, kAdmmPreconditionerExponent);
+        return inverseCirculant(*backend, grid, *data, sum, 1.0, kAdmmPreconditionerExponent);
+    };
+}
 
 SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
@@ -102,7 +162,10 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     result.solver = !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
     std::string key = result.method + (use_fista ? " | " + result.solver + (opts.wavelet_shifts ? " shifts" : "")
                                                  : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
-                                                       std::to_string(opts.admm_threshold_scale));
+                                                       std::to_string(opts.admm_threshold_scale) + " " +
+                                                       std::to_string(opts.admm_relaxation) +
+                                                       (opts.admm_balance_rho ? " balanced " : " fixed ") +
+                                                       toString(opts.admm_preconditioner));
     for (const auto& p : priors) {
         const double weight = p.lambda * result.lambda_scale;
         if (!std::isfinite(weight)) throw InputError("lambda * s overflows for the " + toString(p.kind) + " prior");
@@ -177,6 +240,10 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 ao.inner_iterations = opts.admm_inner_iterations;
                 ao.threshold_scale = opts.admm_threshold_scale;
                 ao.image_scale = peak > 0 && result.lambda_scale > 0 ? peak / result.lambda_scale : 1.0;
+                ao.relaxation = opts.admm_relaxation;
+                ao.adaptive_rho = opts.admm_balance_rho;
+                if (opts.admm_preconditioner == PreconditionerKind::Circulant)
+                    ao.preconditioner = admmPreconditioner(terms, priors, opts, m, monitor);
                 owned_admm = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
                 if (truth) owned_admm->setTruth(d.truth);
                 if (start) owned_admm->setInitial(*warm);

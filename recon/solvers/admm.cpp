@@ -14,45 +14,97 @@ struct Admm::Impl {
     double data_norm2 = 0;
     std::vector<SparseTerm> terms;
     AdmmOptions opts;
-    double tau = 0;  // the shrinkage per z-step
+    double tau = 0;         // the shrinkage per z-step
+    double rho_scale = 1;   // residual balancing's factor on every rho
     std::vector<double> rho;
     std::unique_ptr<NormalEquationsCg> cg;
     std::vector<Vector> z, u;
     mutable std::vector<Vector> wx;  // W_k x scratch (records too)
     Vector rhs, image_scratch;
+    Vector wz, wu, wz_old;  // sum_k rho_k W_k^H z_k, sum_k rho_k W_k^H u_k, the former's last value
+    bool have_wz_old = false;
     int inner = 0;       // CG iterations since the last outer update
     int total = 0;       // CG iterations since the start
     int outer = 0;
+    int since_start = 0; // outer updates since the start or the last weight change (rho adapts early)
     bool outer_due = false;
     double primal_residual = 1;
 
-    double rhoFor(double weight) const { return weight / (2 * tau); }
+    std::vector<double> rho_preconditioned;  // the rho the preconditioner was made for
 
-    // z- and u-updates from the current x, then the x-update's new right-hand side.
+    double rhoFor(double weight) const { return rho_scale * weight / (2 * tau); }
+
+    // A new preconditioner when a rho has moved far from the one the current one was made for.
+    void refreshPreconditioner() {
+        if (!opts.preconditioner) return;
+        bool stale = rho_preconditioned.size() != rho.size();
+        for (std::size_t k = 0; !stale && k < rho.size(); ++k) {
+            const double a = rho[k], b = rho_preconditioned[k];
+            stale = (a > 0) != (b > 0) || (a > 0 && std::max(a / b, b / a) > opts.rebuild_ratio);
+        }
+        if (!stale) return;
+        cg->setPreconditioner(opts.preconditioner(rho));
+        rho_preconditioned = rho;
+    }
+
+    // z- and u-updates from the current x, rho balanced, then the x-update's new right-hand side.
     void outerUpdate() {
         const Vector& x = cg->solution();
-        space->copy(fhd, rhs);
-        double primal2 = 0, wx2 = 0;
+        const double alpha = opts.relaxation;
+        double primal2 = 0, wx2 = 0, z2 = 0;
+        space->zero(wz);
+        space->zero(wu);
         for (std::size_t k = 0; k < terms.size(); ++k) {
             if (rho[k] == 0) continue;
             const SparseTerm& t = terms[k];
             t.transform->forward(x, wx[k]);
             wx2 += space->norm2(wx[k]);
-            space->axpy(1.0, wx[k], u[k]);                                   // v = W x + u
+            space->axpy(alpha, wx[k], u[k]);                                  // v = alpha W x + (1 - alpha) z + u
+            if (alpha != 1) space->axpy(1 - alpha, z[k], u[k]);
             space->groupSoftThreshold(u[k], t.group, t.weight / (2 * rho[k]), z[k]);  // z = prox(v)
-            space->axpy(-1.0, z[k], u[k]);                                   // u = v - z
-            primal2 += space->axpyNorm2(-1.0, z[k], wx[k]);                  // ||W x - z||^2
-            // rhs += rho W^H (z - u), through the wx scratch (W x is not needed again).
-            space->copy(z[k], wx[k]);
-            space->axpy(-1.0, u[k], wx[k]);
-            t.transform->adjoint(wx[k], image_scratch);
-            space->axpy(rho[k], image_scratch, rhs);
+            space->axpy(-1.0, z[k], u[k]);                                    // u = v - z
+            z2 += space->norm2(z[k]);
+            primal2 += space->axpyNorm2(-1.0, z[k], wx[k]);                   // ||W x - z||^2
+            t.transform->adjoint(z[k], image_scratch);
+            space->axpy(rho[k], image_scratch, wz);
+            t.transform->adjoint(u[k], image_scratch);
+            space->axpy(rho[k], image_scratch, wu);
         }
         primal_residual = wx2 > 0 ? std::sqrt(primal2 / wx2) : 0.0;
+        if (opts.adaptive_rho && have_wz_old && since_start < opts.adapt_outer) balance(primal2, std::max(wx2, z2));
+        space->copy(wz, wz_old);
+        have_wz_old = true;
+        space->copy(fhd, rhs);                                                // rhs = F^H d + sum rho W^H (z - u)
+        space->axpy(1.0, wz, rhs);
+        space->axpy(-1.0, wu, rhs);
         cg->setRightHandSide(rhs);
         inner = 0;
         ++outer;
+        ++since_start;
         outer_due = false;
+    }
+
+    // Residual balancing on the relative residuals: primal ||W x - z|| / max(||W x||, ||z||), dual
+    // ||rho W^H (z - z_old)|| / ||rho W^H u|| (the scaled dual times rho is the dual).
+    void balance(double primal2, double primal_scale2) {
+        space->axpy(-1.0, wz, wz_old);  // wz_old = -(dual residual)
+        const double dual2 = space->norm2(wz_old), dual_scale2 = space->norm2(wu);
+        if (!(primal_scale2 > 0) || !(dual_scale2 > 0)) return;
+        const double primal = std::sqrt(primal2 / primal_scale2), dual = std::sqrt(dual2 / dual_scale2);
+        double f = 1;
+        if (primal > opts.rho_balance * dual) f = opts.rho_factor;
+        else if (dual > opts.rho_balance * primal) f = 1 / opts.rho_factor;
+        if (f == 1) return;
+        // rho -> f rho with the dual rho u kept: u -> u / f; sum rho W^H z scales by f.
+        rho_scale *= f;
+        for (std::size_t k = 0; k < terms.size(); ++k) {
+            if (rho[k] == 0) continue;
+            rho[k] *= f;
+            space->scale(1 / f, u[k]);
+            cg->reweight(k + 1, rho[k]);
+        }
+        space->scale(f, wz);
+        refreshPreconditioner();
     }
 };
 
@@ -60,6 +112,11 @@ Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std:
     : impl_(std::make_unique<Impl>()) {
     if (!fourier) throw InputError("ADMM: no data operator");
     if (opts.inner_iterations < 1) throw InputError("ADMM: the inner CG iterations must be at least 1");
+    if (!(opts.relaxation > 0 && opts.relaxation < 2)) throw InputError("ADMM: the over-relaxation must be in (0, 2)");
+    if (!(opts.rho_balance > 1) || !std::isfinite(opts.rho_balance) || !(opts.rho_factor > 1) || !std::isfinite(opts.rho_factor) ||
+        opts.adapt_outer < 0 || !(opts.rebuild_ratio >= 1))
+        throw InputError("ADMM: residual balancing needs a ratio > 1, a factor > 1 and a number of outer steps >= 0, "
+                         "and the preconditioner's rebuild ratio must be >= 1");
     if (!(opts.threshold_scale > 0) || !std::isfinite(opts.threshold_scale) || !(opts.image_scale > 0) ||
         !std::isfinite(opts.image_scale))
         throw InputError("ADMM: the threshold scale and the image scale must be finite numbers > 0");
@@ -91,6 +148,10 @@ Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std:
     m.data_norm2 = data_norm2;
     m.rhs = m.space->make(m.n);
     m.image_scratch = m.space->make(m.n);
+    m.wz = m.space->make(m.n);
+    m.wu = m.space->make(m.n);
+    m.wz_old = m.space->make(m.n);
+    m.refreshPreconditioner();
 }
 
 Admm::~Admm() = default;
@@ -141,6 +202,7 @@ double Admm::rho(std::size_t term) const {
     return impl_->rho[term];
 }
 int Admm::outerIterations() const { return impl_->outer; }
+double Admm::rhoScale() const { return impl_->rho_scale; }
 
 void Admm::setWeight(std::size_t term, double weight) {
     Impl& m = *impl_;
@@ -152,8 +214,11 @@ void Admm::setWeight(std::size_t term, double weight) {
     else m.space->zero(m.u[term]);
     m.terms[term].weight = weight;
     m.rho[term] = new_rho;
-    m.cg->setWeight(term + 1, new_rho);
+    m.cg->reweight(term + 1, new_rho);
+    m.refreshPreconditioner();
     m.outer_due = true;
+    m.since_start = 0;
+    m.have_wz_old = false;
 }
 
 void Admm::setInitial(const ComplexArray& x0) {
@@ -161,6 +226,8 @@ void Admm::setInitial(const ComplexArray& x0) {
     m.cg->setInitial(x0);
     for (auto& u : m.u) m.space->zero(u);
     m.outer_due = true;
+    m.since_start = 0;
+    m.have_wz_old = false;
 }
 
 void Admm::setTruth(const ComplexArray& truth) { impl_->cg->setTruth(truth); }

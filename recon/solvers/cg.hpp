@@ -129,6 +129,23 @@ public:
         terms_[term].weight = w;
         restart();
     }
+    // Change a term's weight without applying any term: the residual b - sum_i w_i A_i x is
+    // recombined from the products A_i x that CG keeps; the direction restarts (ADMM's rho steps,
+    // where a restart's operator applications would cost a step each).
+    void reweight(std::size_t term, double w) {
+        terms_[term].weight = w;
+        std::vector<double> ws{1.0};
+        std::vector<const Vector*> xs{&b_};
+        for (std::size_t i = 0; i < terms_.size(); ++i) {
+            ws.push_back(-terms_[i].weight);
+            xs.push_back(&ax_[i]);
+        }
+        space_.combine(ws, xs, r_);
+        rr_ = space_.dot(r_, r_).real();
+        resetDirection();
+        stats_ = CgStats{};
+        updateStats();
+    }
     // The same with a new preconditioner for the new weights (one restart, not two).
     void setWeight(std::size_t term, double w, Apply preconditioner) {
         terms_[term].weight = w;

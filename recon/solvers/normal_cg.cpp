@@ -119,6 +119,11 @@ void NormalEquationsCg::setWeight(std::size_t term, double weight) {
     if (!std::isfinite(weight) || weight < 0) throw InputError("CG: a weight must be a finite number >= 0");
     impl_->cg->setWeight(term, weight);
 }
+void NormalEquationsCg::reweight(std::size_t term, double weight) {
+    if (term >= impl_->terms.size()) throw InputError("CG: no term " + std::to_string(term));
+    if (!std::isfinite(weight) || weight < 0) throw InputError("CG: a weight must be a finite number >= 0");
+    impl_->cg->reweight(term, weight);
+}
 namespace {
 ConjugateGradient<OperatorSpace>::Apply preconditionerApply(const LinearOperatorPtr& m, VectorSpace& space, std::size_t n) {
     if (!m) return {};

@@ -46,6 +46,9 @@ public:
     void setRightHandSide(const Vector& rhs);
     // A term's weight (e.g. lambda s); CG restarts from the current iterate, nothing is rebuilt.
     void setWeight(std::size_t term, double weight);
+    // The same without applying any operator (the residual is recombined from the products CG
+    // keeps; the iteration count restarts): ADMM's penalty parameter changes.
+    void reweight(std::size_t term, double weight);
     // The same with the preconditioner made for the new weights (null: none), in one restart.
     void setWeight(std::size_t term, double weight, LinearOperatorPtr preconditioner);
     // M^{-1}, an approximate inverse of sum_i w_i A_i^H A_i (Hermitian positive definite, its

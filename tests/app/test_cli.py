@@ -207,7 +207,9 @@ def sparse(cli):
     for bad in (["--regularizer", "tv", "--wavelet", "sym8"], ["--regularizer", "tv", "--admm-inner", "0"],
                 ["--regularizer", "total"], ["--regularizer", "tv", "--sparse-solver", "fista"],
                 ["--regularizer", "tv", "--sparse-solver", "pogm"], ["--regularizer", "wavelet", "--sparse-solver", "ogm"],
-                ["--regularizer", "wavelet", "--wavelet-shifts", "maybe"], ["--lambda", "automatic"]):
+                ["--regularizer", "wavelet", "--wavelet-shifts", "maybe"], ["--lambda", "automatic"],
+                ["--regularizer", "tv", "--admm-rho", "fast"], ["--regularizer", "tv", "--admm-relaxation", "2"],
+                ["--regularizer", "tv", "--admm-preconditioner", "ilu"]):
         b = run(cli, "compare", "--case", "small-2d", "--quiet", *bad)
         if b.returncode == 0 or not b.stderr.strip():
             fail(f"{bad} should be refused with a message, got {b.returncode}: {b.stderr}")

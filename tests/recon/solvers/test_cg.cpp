@@ -153,6 +153,40 @@ TEST(ConjugateGradient, WeightChangeRestartsFromCurrentIterate) {
     EXPECT_LT(relativeError(cg.solution(), gaussSolve(sum, rhs)), 1e-8);
 }
 
+// reweight() changes a weight without applying any term: its residual is the one a restart (which
+// applies them) computes, and CG then solves the reweighted system.
+TEST(ConjugateGradient, ReweightWithoutOperatorApplicationsMatchesARestart) {
+    const int n = 10;
+    HostSpace space;
+    const Matrix a = randomHpd(n, 7, 0.0), b = randomHpd(n, 8, 1.0);
+    const ComplexArray rhs = randomComplex(n, 9);
+    int applications = 0;
+    auto counted = [&](const Matrix& m) {
+        auto f = matvec(m);
+        return [f, &applications](const HostSpace::Vector& in, HostSpace::Vector& out) {
+            ++applications;
+            f(in, out);
+        };
+    };
+    ConjugateGradient<HostSpace> cg(space, {{"a", 1.0, counted(a)}, {"b", 0.1, counted(b)}}, rhs, n);
+    for (int i = 0; i < 4; ++i) cg.step();
+    ConjugateGradient<HostSpace> restarted(space, {{"a", 1.0, matvec(a)}, {"b", 0.1, matvec(b)}}, rhs, n);
+    restarted.setInitial(cg.solution());
+    restarted.setWeight(1, 2.0);
+    const int before = applications;
+    cg.reweight(1, 2.0);
+    EXPECT_EQ(applications, before);
+    EXPECT_NEAR(cg.stats().residual, restarted.stats().residual, 1e-12);
+    EXPECT_EQ(cg.stats().iteration, 0);
+    EXPECT_DOUBLE_EQ(cg.weight(1), 2.0);
+    for (int i = 0; i < 60 && cg.step(); ++i) {
+    }
+    Matrix sum = a;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) sum[i][j] += 2.0 * b[i][j];
+    EXPECT_LT(relativeError(cg.solution(), gaussSolve(sum, rhs)), 1e-8);
+}
+
 // A space's fused operations are used when it has them, and change nothing but speed.
 TEST(ConjugateGradient, FusedSpaceOperationsGiveTheSameIterates) {
     const int n = 16;
