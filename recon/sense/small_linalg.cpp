@@ -114,30 +114,40 @@ HermitianEigen hermitianEigen(const SquareMatrix& a) {
     return out;
 }
 
-DominantEigen dominantEigenvectors(const HermitianField& field, const Progress& progress) {
+DominantEigen dominantEigenvectors(const HermitianField& field, const Progress& progress,
+                                   const std::vector<std::uint8_t>* only) {
     const int n = field.n;
     const std::size_t voxels = field.voxels;
+    if (only && only->size() != voxels)
+        throw InputError("dominant eigenvectors: the voxel selection has " + std::to_string(only->size()) +
+                         " values for " + std::to_string(voxels) + " voxels");
     DominantEigen out;
     out.vectors.assign(std::size_t(n) * voxels, cdouble(0));
     out.values.assign(voxels, 0.0);
     // Eigen's self-adjoint solver (Householder tridiagonalisation + QR) per voxel: robust where
-    // the two largest eigenvalues are close, which power iteration is not.
+    // the two largest eigenvalues are close, which power iteration is not. One matrix and one
+    // solver per thread, sized once: a solve per voxel then allocates nothing.
     constexpr std::size_t kChunk = 4096;
     for (std::size_t start = 0; start < voxels; start += kChunk) {
         progress.update(double(start) / double(voxels));
         const std::ptrdiff_t end = std::ptrdiff_t(std::min(voxels, start + kChunk));
-#pragma omp parallel for schedule(static)
-        for (std::ptrdiff_t v = std::ptrdiff_t(start); v < end; ++v) {
+#pragma omp parallel
+        {
             Eigen::MatrixXcd m(n, n);
-            for (int r = 0; r < n; ++r)
-                for (int c = r; c < n; ++c) {
-                    const cdouble x = field.pair(r, c)[v];
-                    m(r, c) = x;
-                    m(c, r) = std::conj(x);
-                }
-            Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(m);  // eigenvalues ascending
-            out.values[std::size_t(v)] = es.eigenvalues()(n - 1);
-            for (int r = 0; r < n; ++r) out.vectors[std::size_t(r) * voxels + std::size_t(v)] = es.eigenvectors()(r, n - 1);
+            Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(n);
+#pragma omp for schedule(dynamic, 256)
+            for (std::ptrdiff_t v = std::ptrdiff_t(start); v < end; ++v) {
+                if (only && !(*only)[std::size_t(v)]) continue;
+                for (int r = 0; r < n; ++r)
+                    for (int c = r; c < n; ++c) {
+                        const cdouble x = field.pair(r, c)[v];
+                        m(r, c) = x;
+                        m(c, r) = std::conj(x);
+                    }
+                es.compute(m);  // eigenvalues ascending
+                out.values[std::size_t(v)] = es.eigenvalues()(n - 1);
+                for (int r = 0; r < n; ++r) out.vectors[std::size_t(r) * voxels + std::size_t(v)] = es.eigenvectors()(r, n - 1);
+            }
         }
     }
     progress.update(1.0);

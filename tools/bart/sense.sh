@@ -18,12 +18,13 @@
 #
 # usage: sense.sh [--cli PATH] [--dims 2|3] [--n N] [--spokes S] [--coils C] [--noise VAR]
 #                 [--iterations 60] [--pics-lambdas "bart..."] [--lambdas "ours..."] [--repeat 3]
-#                 [--work DIR]   (SENSE_HEADER=0: no table header)
+#                 [--fewer "5 10 15 20 30 40"] [--work DIR]   (SENSE_HEADER=0: no table header)
+# --fewer: also our SENSE fd at the fewest of these iteration counts that reaches BART's best PSNR.
 set -euo pipefail
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
-dims=2 n=128 spokes=64 coils=8 noise=0 iterations=60 repeat=3
+dims=2 n=128 spokes=64 coils=8 noise=0 iterations=60 repeat=3 fewer="5 10 15 20 30 40"
 pics_lambdas="0 0.0001 0.0003 0.001 0.003 0.01 0.03 0.1 0.3 1"
 ours_lambdas=""  # default: pics' grid in our units
 cli=${RECONSTUDIO_CLI:-reconstudio-cli}
@@ -40,6 +41,7 @@ while [[ $# -gt 0 ]]; do
         --lambdas) ours_lambdas=$2; shift 2 ;;
         --pics-lambdas) pics_lambdas=$2; shift 2 ;;
         --repeat) repeat=$2; shift 2 ;;
+        --fewer) fewer=$2; shift 2 ;;
         --work) work=$2; mkdir -p "$work"; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
@@ -101,6 +103,17 @@ sense_tik=$(best_ours --coil-combine sense --coil-maps espirit --regularizer tik
 sos_fd=$(best_ours --coil-combine sos --regularizer fd)
 pics_ecalib=$(best_pics ecalib_maps)
 pics_true=$(best_pics true_maps_unit)
+# The fewest of our iterations (of --fewer) whose SENSE fd image reaches BART's best PSNR.
+set -- $sense_fd; l_fd=$3
+fewer_row=""
+for k in $fewer; do
+    (( k < iterations )) || break
+    j=$(ours_run --coil-combine sense --coil-maps espirit --regularizer fd --lambda "$l_fd" --iterations "$k")
+    if ! better "${pics_ecalib%% *}" "$(field "$j" psnr_db)"; then
+        fewer_row="$(field "$j" psnr_db) $(field "$j" error_percent) $l_fd $k"
+        break
+    fi
+done
 
 # --- time: whole processes at each side's best lambda, in turns ----------------------
 export -f bart_ecalib_maps
@@ -109,12 +122,11 @@ timed() {  # timed NAME COMMAND... : appends "wall cpu" to NAME.times
     /usr/bin/time -f "%e %U %S" -o time.txt "$@" >/dev/null 2>&1
     awk '{ printf "%s %.3f\n", $1, $2 + $3 }' time.txt >>"$name.times"
 }
-ours_cmd() {  # ours_cmd REGULARIZER LAMBDA COMBINE
+ours_cmd() {  # ours_cmd REGULARIZER LAMBDA COMBINE [ITERATIONS]
     echo "$cli" recon --trajectory traj --kspace ksp_model --basis point --quiet --only iterative \
-        --iterations "$iterations" --coil-combine "$3" --coil-maps espirit --regularizer "$1" --lambda "$2" --output timed.cfl
+        --iterations "${4:-$iterations}" --coil-combine "$3" --coil-maps espirit --regularizer "$1" --lambda "$2" --output timed.cfl
 }
 rm -f ./*.times
-set -- $sense_fd; l_fd=$3
 set -- $sense_tik; l_tik=$3
 set -- $sos_fd; l_sos=$3
 set -- $pics_ecalib; l_pics=$3
@@ -124,6 +136,7 @@ for ((r = 0; r < repeat; ++r)); do
     timed ours_sense_tik $(ours_cmd tikhonov "$l_tik" sense)
     timed bart_pics bart pics -S -l2 -r "$l_pics" -i "$iterations" -t traj ksp_bart ecalib_maps timed_pics
     timed ours_sos_fd $(ours_cmd fd "$l_sos" sos)
+    if [[ -n $fewer_row ]]; then timed ours_sense_fewer $(ours_cmd fd "$l_fd" sense "${fewer_row##* }"); fi
 done
 median() {  # median FILE COLUMN
     sort -g -k"$2" "$1.times" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -141,6 +154,9 @@ row() {  # row METHOD "psnr error lambda" TIMES|-
 }
 row "ReconStudio SENSE, our ESPIRiT maps, fd (x s)" "$sense_fd" ours_sense_fd
 row "ReconStudio SENSE, our ESPIRiT maps, Tikhonov (x s)" "$sense_tik" ours_sense_tik
+if [[ -n $fewer_row ]]; then
+    row "ReconStudio SENSE, our ESPIRiT maps, fd (x s), ${fewer_row##* } iterations: BART's best reached" "${fewer_row% *}" ours_sense_fewer
+fi
 row "ReconStudio coil-by-coil + sum of squares, fd (x s)" "$sos_fd" ours_sos_fd
 row "BART ecalib + pics -l2 (nufft -i, fft, ecalib, pics)" "$pics_ecalib" bart_ecalib_pics
 row "BART pics -l2 alone, with ecalib's maps" "$pics_ecalib" bart_pics
@@ -150,5 +166,8 @@ echo
 echo "BART (ecalib + pics) / ours (SENSE fd, with maps): CPU $(ratio bart_ecalib_pics ours_sense_fd 2)x, wall $(ratio bart_ecalib_pics ours_sense_fd 1)x;" \
      "pics alone / ours: CPU $(ratio bart_pics ours_sense_fd 2)x, wall $(ratio bart_pics ours_sense_fd 1)x" \
      "(medians of $repeat, $OMP_NUM_THREADS threads each)"
+if [[ -n $fewer_row ]]; then
+    echo "BART (ecalib + pics) / ours at ${fewer_row##* } iterations (BART's PSNR reached): CPU $(ratio bart_ecalib_pics ours_sense_fewer 2)x, wall $(ratio bart_ecalib_pics ours_sense_fewer 1)x"
+fi
 echo "SENSE fd - sum of squares fd: $(printf '%+.2f' "$(echo "${sense_fd%% *} - ${sos_fd%% *}" | bc -l)") dB;" \
      "SENSE fd - BART ecalib + pics: $(printf '%+.2f' "$(echo "${sense_fd%% *} - ${pics_ecalib%% *}" | bc -l)") dB"
