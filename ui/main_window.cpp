@@ -30,13 +30,16 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "recon/core/conventions.hpp"
 #include "recon/core/version.hpp"
 #include "recon/io/dataset_io.hpp"
 #include "recon/ct/ct_data.hpp"
+#include "recon/sense/coil_maps.hpp"
 #include "recon/session/demo_cases.hpp"
+#include "recon/session/reconstruction.hpp"
 #include "ui/sinogram_view.hpp"
 #include "ui/coil_map_view.hpp"
 #include "ui/comparison_grid.hpp"
@@ -763,6 +766,19 @@ void MainWindow::restoreSettings() {
     } catch (const std::exception&) {
         // A settings file from another version: keep the defaults.
     }
+    // Multi-coil choices, each on its own: an unknown name keeps that one default only.
+    try {
+        r.coil_combination = recon::parseCoilCombination(
+            s.value("recon/coil_combination", QString::fromStdString(recon::toString(r.coil_combination))).toString().toStdString());
+    } catch (const std::exception&) {
+    }
+    try {
+        r.coil_maps = recon::parseCoilMapMethod(
+            s.value("recon/coil_maps", QString::fromStdString(recon::toString(r.coil_maps))).toString().toStdString());
+    } catch (const std::exception&) {
+    }
+    // K applies to data with more than K coils; the session ignores it elsewhere (session_worker.cpp).
+    r.virtual_coils = std::max(0, s.value("recon/virtual_coils", r.virtual_coils).toInt());
     r.method = s.value("recon/method", r.method).toString();
     controller_->setSettings(r);
     model_->setColorMap(ColorMap(std::clamp(s.value("view/colormap", 0).toInt(), 0, 3)));
@@ -782,6 +798,9 @@ void MainWindow::storeSettings() const {
     s.setValue("recon/precision", QString::fromStdString(recon::toString(r.precision)));
     s.setValue("recon/backend", toQString(r.backend));
     s.setValue("recon/method", r.method);
+    s.setValue("recon/coil_combination", QString::fromStdString(recon::toString(r.coil_combination)));
+    s.setValue("recon/coil_maps", QString::fromStdString(recon::toString(r.coil_maps)));
+    s.setValue("recon/virtual_coils", r.virtual_coils);
     s.setValue("view/colormap", int(model_->colorMap()));
 }
 

@@ -8,6 +8,8 @@
 #include <QJsonObject>
 
 #include "recon/core/errors.hpp"
+#include "recon/sense/coil_maps.hpp"
+#include "recon/session/reconstruction.hpp"
 
 namespace studio {
 
@@ -22,6 +24,9 @@ recon::io::Recipe recipeFromSettings(const ReconSettings& s) {
                 : s.backend == recon::BackendChoice::Cuda ? "cuda"
                                                           : "auto";
     if (!s.method.isEmpty()) r.fourier_method = s.method.toStdString();
+    // The recipe spells sum of squares out (docs/RECIPE.md); virtual coils have no recipe key yet.
+    r.coils = s.coil_combination == recon::CoilCombination::Sense ? "sense" : "sum-of-squares";
+    r.coil_maps = recon::toString(s.coil_maps);
     return r;
 }
 
@@ -33,6 +38,8 @@ ReconSettings settingsFromRecipe(const recon::io::Recipe& r, ReconSettings s) {
     if (r.precision) s.precision = recon::parsePrecision(*r.precision);
     if (r.backend) s.backend = recon::parseBackendChoice(*r.backend);
     if (r.fourier_method) s.method = QString::fromStdString(*r.fourier_method);
+    s.coil_combination = recon::parseCoilCombination(r.coils);  // never absent: sum of squares by default
+    if (r.coil_maps) s.coil_maps = recon::parseCoilMapMethod(*r.coil_maps);
     return s;
 }
 

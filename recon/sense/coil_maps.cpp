@@ -147,7 +147,7 @@ CoilMaps estimateCoilMapsWalsh(Backend& backend, const Dataset& data, const Wals
             for (std::size_t v = 0; v < voxels; ++v) out[v] = a[v] * std::conj(b[v]);
             for (int axis = 0; axis < data.grid.dims; ++axis) boxSumAlongAxis(out, data.grid, axis, opts.half_width);
         }
-    DominantEigen eig = dominantEigenvectors(backend, covariance, progress.part(0.45, 1));
+    DominantEigen eig = dominantEigenvectors(backend, covariance, progress.part(0.45, 1), &mask);
     return assembleCoilMaps(std::move(eig.vectors), coils, std::move(mask), blocks.strongest, "walsh");
 }
 

@@ -113,10 +113,11 @@ CoilMaps estimateCoilMapsEspirit(Backend& backend, const Dataset& data, const Es
             std::copy(kernel.begin(), kernel.end(), field.pair(r, c));
         }
 
-    // 4. The dominant eigenvector per voxel; its eigenvalue decides the mask.
-    DominantEigen eig = dominantEigenvectors(backend, field, progress.part(0.6, 1));
-    std::vector<std::uint8_t> mask(voxels);
+    // 4. The dominant eigenvector per voxel of the object (the maps are zero elsewhere); its
+    // eigenvalue decides the mask.
     const std::vector<std::uint8_t> object = supportMask(calibrationImages(blocks, g), coils, opts.mask_threshold);
+    DominantEigen eig = dominantEigenvectors(backend, field, progress.part(0.6, 1), &object);
+    std::vector<std::uint8_t> mask(voxels);
     for (std::size_t v = 0; v < voxels; ++v) mask[v] = eig.values[v] >= opts.eigenvalue_crop && object[v] ? 1 : 0;
     if (details) {
         details->kernels_kept = kept;

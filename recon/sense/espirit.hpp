@@ -45,7 +45,7 @@ struct EspiritDetails {
     int kernels_kept = 0;           // the row space's dimension
     int kernels_total = 0;          // coils * kernel^d
     std::vector<double> singular_values;  // descending, of the calibration matrix
-    std::vector<double> eigenvalues;      // per voxel, the largest eigenvalue of G(x)
+    std::vector<double> eigenvalues;      // per voxel, the largest eigenvalue of G(x) (0 outside the object)
 };
 
 // Throws InputError for one coil, a kernel larger than the block or outside [1, 16], or

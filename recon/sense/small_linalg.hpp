@@ -4,6 +4,7 @@
 // Walsh). Row-major, complex double.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "recon/backend/backend.hpp"
@@ -51,10 +52,13 @@ struct HermitianField {
 // Per voxel the largest eigenvalue and its eigenvector (unit norm, arbitrary phase):
 // vectors is n x voxels, component after component, on `backend` (Backend::dominantEigenvectors:
 // the host's cores, or the GPU). Polls `progress` for cancel.
+// `only` (voxels long): decompose only where it is non-zero, value and vector 0 elsewhere
+// (coil maps are zero outside the object, so its background need not be decomposed).
 struct DominantEigen {
     ComplexArray vectors;
     std::vector<double> values;
 };
-DominantEigen dominantEigenvectors(Backend& backend, const HermitianField& field, const Progress& progress = {});
+DominantEigen dominantEigenvectors(Backend& backend, const HermitianField& field, const Progress& progress = {},
+                                   const std::vector<std::uint8_t>* only = nullptr);
 
 }  // namespace recon

@@ -23,11 +23,15 @@ private slots:
         s.precision = recon::Precision::Double;
         s.backend = recon::BackendChoice::Cpu;
         s.method = QStringLiteral("direct");
+        s.coil_combination = recon::CoilCombination::Sense;
+        s.coil_maps = recon::CoilMapMethod::Walsh;
         QTemporaryDir dir;
         const std::string path = dir.filePath("tuned.json").toStdString();
         recon::io::writeRecipe(path, recipeFromSettings(s));
         const recon::io::Recipe r = recon::io::readRecipe(path);
         QCOMPARE(QString::fromStdString(*r.method), QStringLiteral("iterative"));
+        QCOMPARE(QString::fromStdString(r.coils), QStringLiteral("sense"));  // what the CLI reads (--coil-combine sense)
+        QCOMPARE(QString::fromStdString(*r.coil_maps), QStringLiteral("walsh"));
         QVERIFY(settingsFromRecipe(r, ReconSettings{}) == s);
     }
 

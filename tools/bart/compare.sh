@@ -51,15 +51,8 @@ cd "$work"
 three=""; zdim=1
 if [[ $dims == 3 ]]; then three="-3"; zdim=$n; fi
 
-quality() {  # quality TRUTH IMAGE RESCALE -> "psnr error%"
-    local nt; nt=$(bart show -s $'\n' -f '%+.9e%+.9ei' "$1" | wc -l)
-    { bart show -s $'\n' -f '%+.9e%+.9ei' "$1"; bart show -s $'\n' -f '%+.9e%+.9ei' "$2"; } |
-        awk -v NT="$nt" -v RESCALE="$3" -f "$here/quality.awk"
-}
-seconds() { echo "$(date +%s.%N) - $1" | bc; }
-power() { echo "e($2 * l($1))" | bc -l; }  # bc's ^ takes integer exponents only
-better() { [[ -z $2 ]] || (( $(echo "$1 > ${2%% *}" | bc -l) )); }  # better PSNR CURRENT_BEST_ROW
-field() { echo "$1" | sed "s/.*\"$2\":\([^,}]*\).*/\1/"; }  # field JSON_OBJECT NAME
+# shellcheck source=common.sh
+source "$here/common.sh"  # quality, seconds, power, better, field
 
 # --- data, made by BART ---------------------------------------------------
 bart traj -r $three -x "$n" -y "$spokes" traj >/dev/null
@@ -69,7 +62,7 @@ if [[ $noise != 0 ]]; then
     mv ksp_noisy.cfl ksp_bart.cfl; mv ksp_noisy.hdr ksp_bart.hdr
 fi
 bart phantom $three -x "$n" truth >/dev/null
-C=$(echo "4 * sqrt(2) / $(power "4 * a(1)" 1.5)" | bc -l)
+C=$(bart_phantom_constant)
 bart scale "$(echo "$(power "$n" "$dims") / $C" | bc -l)" ksp_bart ksp_model >/dev/null
 # BART's radial density weights, used by its adjoint and in one of our gridding rows.
 bart rss 1 traj kabs >/dev/null

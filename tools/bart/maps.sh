@@ -38,28 +38,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [[ $cli == */* ]]; then cli=$(realpath "$cli"); fi  # the work folder becomes the current one
 cd "$work"
 
-# --- data, made by BART ---------------------------------------------------
-bart traj -r -G -x "$n" -y "$spokes" traj >/dev/null
-bart phantom -s "$coils" -k -t traj ksp_bart >/dev/null
-if [[ $noise != 0 ]]; then
-    bart noise -s 1 -n "$noise" ksp_bart ksp_noisy >/dev/null
-    mv ksp_noisy.cfl ksp_bart.cfl; mv ksp_noisy.hdr ksp_bart.hdr
-fi
-bart phantom -S "$coils" -x "$n" true_maps >/dev/null
-bart phantom -x "$n" object >/dev/null
-bart rss 8 true_maps true_rss >/dev/null
-bart fmac object true_rss truth >/dev/null
-bart normalize 8 true_maps true_maps_unit >/dev/null
-C=$(echo "4 * sqrt(2) / e(1.5 * l(4 * a(1)))" | bc -l)
-bart scale "$(echo "$n * $n / $C" | bc -l)" ksp_bart ksp_model >/dev/null
+# --- data, made by BART (tools/bart/common.sh) -----------------------------
+# shellcheck source=common.sh
+source "$here/common.sh"
+make_multicoil_data 2 "$n" "$spokes" "$coils" "$noise"
 data=(--trajectory traj --kspace ksp_model --truth truth --basis point --quiet)
 
 # --- maps -----------------------------------------------------------------
 t_ecalib=$(
     t0=$(date +%s.%N)
-    bart nufft -i -d "$n:$n:1" traj ksp_bart coil_images >/dev/null
-    bart fft -u 3 coil_images cartesian >/dev/null
-    bart ecalib -m1 cartesian ecalib_maps >/dev/null
+    bart_ecalib_maps 2 "$n" ecalib_maps
     echo "$(date +%s.%N) - $t0" | bc)
 for m in espirit walsh; do
     "$cli" recon "${data[@]}" --coil-combine sense --coil-maps $m --iterations 1 --only iterative \

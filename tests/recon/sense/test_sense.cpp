@@ -12,6 +12,7 @@
 #include "recon/sense/coil_maps.hpp"
 #include "recon/sense/prewhiten.hpp"
 #include "recon/sense/sense_operator.hpp"
+#include "recon/sense/small_linalg.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "../test_support.hpp"
@@ -199,6 +200,73 @@ TEST(CoilCompression, EigenDecompositionReconstructsTheMatrix) {
             for (int k = 0; k < n; ++k) s += e.vectors(r, k) * e.values[std::size_t(k)] * std::conj(e.vectors(c, k));
             EXPECT_LT(std::abs(s - a(r, c)), 1e-9 * e.values[0]);
         }
+}
+
+// Per voxel the largest eigenpair, against the Jacobi decomposition above (independent code): one
+// strong eigenvalue, two equal or nearly equal top eigenvalues (ESPIRiT's G has several near 1 at
+// many voxels), a negative eigenvalue of larger magnitude, and voxels left out by the selection
+// (zero: coil maps are not decomposed outside the object).
+TEST(CoilMaps, DominantEigenvectorsMatchTheFullDecompositionAndSkipUnselectedVoxels) {
+    const int n = 5;
+    const std::size_t voxels = 64;
+    HermitianField field(n, voxels);
+    std::vector<SquareMatrix> matrices;
+    const ComplexArray basis_values = randomComplex(std::size_t(n * n), 7);
+    for (std::size_t v = 0; v < voxels; ++v) {
+        // Q diag(l) Q^H with Q unitary from a fixed random matrix (Gram-Schmidt) turned by voxel.
+        std::vector<ComplexArray> q;
+        for (int k = 0; k < n; ++k) {
+            ComplexArray col(static_cast<std::size_t>(n));
+            for (int r = 0; r < n; ++r)
+                col[std::size_t(r)] = basis_values[std::size_t(r * n + k)] * std::polar(1.0, 0.05 * double(v) * (r + 1));
+            for (const auto& u : q) {
+                cdouble p = 0;
+                for (int r = 0; r < n; ++r) p += std::conj(u[std::size_t(r)]) * col[std::size_t(r)];
+                for (int r = 0; r < n; ++r) col[std::size_t(r)] -= p * u[std::size_t(r)];
+            }
+            double norm = 0;
+            for (const auto& x : col) norm += std::norm(x);
+            for (auto& x : col) x /= std::sqrt(norm);
+            q.push_back(col);
+        }
+        std::vector<double> l{1.0, 0.3, 0.1, 0.05, 0.0};
+        if (v % 8 == 3) l = {1.0, 1.0, 0.2, 0.1, 0.0};        // a tie at the top
+        if (v % 8 == 5) l = {1.0, 0.999, 0.2, 0.1, 0.0};      // nearly a tie
+        if (v % 8 == 6) l = {0.5, 0.2, 0.1, 0.0, -0.9};       // the largest is not the largest in magnitude
+        SquareMatrix a(n);
+        for (int r = 0; r < n; ++r)
+            for (int c = 0; c < n; ++c)
+                for (int k = 0; k < n; ++k) a(r, c) += q[std::size_t(k)][std::size_t(r)] * l[std::size_t(k)] * std::conj(q[std::size_t(k)][std::size_t(c)]);
+        for (int r = 0; r < n; ++r)
+            for (int c = r; c < n; ++c) field.pair(r, c)[v] = a(r, c);
+        matrices.push_back(a);
+    }
+    std::vector<std::uint8_t> only(voxels, 1);
+    only[10] = only[11] = 0;
+    const std::unique_ptr<Backend> cpu = createCpuBackend(Precision::Double);
+    const DominantEigen got = dominantEigenvectors(*cpu, field, {}, &only);
+    for (std::size_t v = 0; v < voxels; ++v) {
+        if (!only[v]) {
+            EXPECT_EQ(got.values[v], 0.0);
+            for (int r = 0; r < n; ++r) EXPECT_EQ(got.vectors[std::size_t(r) * voxels + v], cdouble(0));
+            continue;
+        }
+        const HermitianEigen ref = hermitianEigen(matrices[v]);
+        EXPECT_NEAR(got.values[v], ref.values[0], 1e-9) << "voxel " << v;
+        // An eigenvector of the largest eigenvalue: A x = lambda x, unit norm (any phase; for the
+        // tie, any vector of the top eigenspace).
+        double residual = 0, norm = 0;
+        for (int r = 0; r < n; ++r) {
+            cdouble ax = 0;
+            for (int c = 0; c < n; ++c) ax += matrices[v](r, c) * got.vectors[std::size_t(c) * voxels + v];
+            residual += std::norm(ax - ref.values[0] * got.vectors[std::size_t(r) * voxels + v]);
+            norm += std::norm(got.vectors[std::size_t(r) * voxels + v]);
+        }
+        EXPECT_NEAR(norm, 1.0, 1e-12) << "voxel " << v;
+        EXPECT_LT(std::sqrt(residual), 1e-8) << "voxel " << v;
+    }
+    std::vector<std::uint8_t> wrong(voxels - 1, 1);
+    EXPECT_THROW(dominantEigenvectors(*cpu, field, {}, &wrong), InputError);
 }
 
 namespace {

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# CPU SENSE against `bart pics` on BART's multi-coil simulation (docs/SENSE.md shows the figures):
+#   data:  tools/bart/common.sh make_multicoil_data (`bart traj -r -G` in 2D, the kooshball
+#          `-3` in 3D; `bart phantom -s C -k -t`, optionally `bart noise`); truth: the object times
+#          the true maps' root sum of squares
+#   ours:  `reconstudio-cli recon --coil-combine sense --coil-maps espirit` (fd, our default, and
+#          tikhonov, pics -l2's problem) and coil-by-coil sum of squares (fd), best lambda each
+#   BART:  `bart ecalib` maps (its `nufft -i` gridding, `fft`, `ecalib -m1`) + `bart pics -S -l2`,
+#          best lambda; and pics with the true maps (`bart normalize` of `phantom -S`) for reference.
+# Quality: PSNR and % error of the magnitude against the truth (each estimator leaves its own phase).
+# Time: `/usr/bin/time` of whole processes, user + system CPU seconds and wall, the median of
+# --repeat runs taken in turns (ours, BART, ours, ...): ours is one `recon` (reading, prewhitening,
+# ESPIRiT maps, F^H d per coil, Q, the iterations, writing); BART's is `nufft -i`, `fft`, `ecalib`
+# and `pics` (maps included), and `pics` alone. Both with OMP_NUM_THREADS (default 2) and
+# OMP_WAIT_POLICY=passive. Lambdas: lambda_ours = lambda_bart N^d / M (M samples per coil), the
+# same regularisation of the same problem (compare.sh).
+# Needs bart, bc, awk, GNU time (/usr/bin/time) and reconstudio-cli.
+#
+# usage: sense.sh [--cli PATH] [--dims 2|3] [--n N] [--spokes S] [--coils C] [--noise VAR]
+#                 [--iterations 60] [--pics-lambdas "bart..."] [--lambdas "ours..."] [--repeat 3]
+#                 [--fewer "5 10 15 20 30 40"] [--work DIR]   (SENSE_HEADER=0: no table header)
+# --fewer: also our SENSE fd at the fewest of these iteration counts that reaches BART's best PSNR.
+set -euo pipefail
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+
+dims=2 n=128 spokes=64 coils=8 noise=0 iterations=60 repeat=3 fewer="5 10 15 20 30 40"
+pics_lambdas="0 0.0001 0.0003 0.001 0.003 0.01 0.03 0.1 0.3 1"
+ours_lambdas=""  # default: pics' grid in our units
+cli=${RECONSTUDIO_CLI:-reconstudio-cli}
+work=$(mktemp -d)
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --cli) cli=$2; shift 2 ;;
+        --dims) dims=$2; shift 2 ;;
+        --n) n=$2; shift 2 ;;
+        --spokes) spokes=$2; shift 2 ;;
+        --coils) coils=$2; shift 2 ;;
+        --noise) noise=$2; shift 2 ;;
+        --iterations) iterations=$2; shift 2 ;;
+        --lambdas) ours_lambdas=$2; shift 2 ;;
+        --pics-lambdas) pics_lambdas=$2; shift 2 ;;
+        --repeat) repeat=$2; shift 2 ;;
+        --fewer) fewer=$2; shift 2 ;;
+        --work) work=$2; mkdir -p "$work"; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+if [[ $dims != 2 && $dims != 3 ]]; then echo "--dims must be 2 or 3, got $dims" >&2; exit 2; fi
+if [[ ! -x /usr/bin/time ]]; then echo "sense.sh needs GNU time (/usr/bin/time; Debian package time)" >&2; exit 2; fi
+here=$(cd "$(dirname "$0")" && pwd)
+if [[ $cli == */* ]]; then cli=$(realpath "$cli"); fi  # the work folder becomes the current one
+# shellcheck source=common.sh
+source "$here/common.sh"
+cd "$work"
+
+make_multicoil_data "$dims" "$n" "$spokes" "$coils" "$noise"
+zdim=1; if [[ $dims == 3 ]]; then zdim=$n; fi
+C=$(bart_phantom_constant)
+samples=$((n * spokes))
+if [[ -z $ours_lambdas ]]; then
+    for l in $pics_lambdas; do
+        ours_lambdas+=" $(echo "scale=12; $l * $(power "$n" "$dims") / $samples" | bc -l | sed 's/^\./0./')"
+    done
+fi
+if [[ $dims == 3 ]]; then kind="3D kooshball"; else kind="2D golden-angle radial"; fi
+label="$kind, ${n}^${dims}, $spokes spokes x $n, $coils coils, noise variance $noise"
+
+# --- quality: best lambda of each sweep -----------------------------------------
+ours_run() {  # ours_run OPTIONS... -> the report's JSON
+    "$cli" recon --trajectory traj --kspace ksp_model --truth truth --basis point --quiet --only iterative \
+        --iterations "$iterations" --output ours.cfl --report report.json "$@" >/dev/null 2>&1
+    cat report.json
+}
+best_ours() {  # best_ours OPTIONS... -> "psnr error lambda"
+    local top="" l j p
+    for l in $ours_lambdas; do
+        j=$(ours_run "$@" --lambda "$l")
+        p=$(field "$j" psnr_db)
+        if better "$p" "$top"; then top="$p $(field "$j" error_percent) $l"; fi
+    done
+    echo "$top"
+}
+pics_scale=$(echo "$(power "$n" "$dims / 2") / $C" | bc -l)
+pics_quality() {  # pics_quality MAPS LAMBDA -> "psnr error"
+    bart pics -S -l2 -r "$2" -i "$iterations" -t traj ksp_bart "$1" pics >/dev/null 2>&1
+    bart cabs pics pics_abs >/dev/null
+    bart scale "$pics_scale" pics_abs pics_model >/dev/null
+    quality truth pics_model 0
+}
+best_pics() {  # best_pics MAPS -> "psnr error lambda"
+    local top="" l q
+    for l in $pics_lambdas; do
+        q=$(pics_quality "$1" "$l")
+        if better "${q%% *}" "$top"; then top="$q $l"; fi
+    done
+    echo "$top"
+}
+
+bart_ecalib_maps "$dims" "$n" ecalib_maps
+sense_fd=$(best_ours --coil-combine sense --coil-maps espirit --regularizer fd)
+sense_tik=$(best_ours --coil-combine sense --coil-maps espirit --regularizer tikhonov)
+sos_fd=$(best_ours --coil-combine sos --regularizer fd)
+pics_ecalib=$(best_pics ecalib_maps)
+pics_true=$(best_pics true_maps_unit)
+# The fewest of our iterations (of --fewer) whose SENSE fd image reaches BART's best PSNR.
+set -- $sense_fd; l_fd=$3
+fewer_row=""
+for k in $fewer; do
+    (( k < iterations )) || break
+    j=$(ours_run --coil-combine sense --coil-maps espirit --regularizer fd --lambda "$l_fd" --iterations "$k")
+    if ! better "${pics_ecalib%% *}" "$(field "$j" psnr_db)"; then
+        fewer_row="$(field "$j" psnr_db) $(field "$j" error_percent) $l_fd $k"
+        break
+    fi
+done
+
+# --- time: whole processes at each side's best lambda, in turns ----------------------
+export -f bart_ecalib_maps
+timed() {  # timed NAME COMMAND... : appends "wall cpu" to NAME.times
+    local name=$1; shift
+    /usr/bin/time -f "%e %U %S" -o time.txt "$@" >/dev/null 2>&1
+    awk '{ printf "%s %.3f\n", $1, $2 + $3 }' time.txt >>"$name.times"
+}
+ours_cmd() {  # ours_cmd REGULARIZER LAMBDA COMBINE [ITERATIONS]
+    echo "$cli" recon --trajectory traj --kspace ksp_model --basis point --quiet --only iterative \
+        --iterations "${4:-$iterations}" --coil-combine "$3" --coil-maps espirit --regularizer "$1" --lambda "$2" --output timed.cfl
+}
+rm -f ./*.times
+set -- $sense_tik; l_tik=$3
+set -- $sos_fd; l_sos=$3
+set -- $pics_ecalib; l_pics=$3
+for ((r = 0; r < repeat; ++r)); do
+    timed ours_sense_fd $(ours_cmd fd "$l_fd" sense)
+    timed bart_ecalib_pics bash -c "bart_ecalib_maps $dims $n timed_maps && bart pics -S -l2 -r $l_pics -i $iterations -t traj ksp_bart timed_maps timed_pics"
+    timed ours_sense_tik $(ours_cmd tikhonov "$l_tik" sense)
+    timed bart_pics bart pics -S -l2 -r "$l_pics" -i "$iterations" -t traj ksp_bart ecalib_maps timed_pics
+    timed ours_sos_fd $(ours_cmd fd "$l_sos" sos)
+    if [[ -n $fewer_row ]]; then timed ours_sense_fewer $(ours_cmd fd "$l_fd" sense "${fewer_row##* }"); fi
+done
+median() {  # median FILE COLUMN
+    sort -g -k"$2" "$1.times" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+if [[ ${SENSE_HEADER:-1} == 1 ]]; then
+    echo "| data | method | lambda | PSNR dB | error % | CPU s | wall s |"
+    echo "|---|---|---|---|---|---|---|"
+fi
+row() {  # row METHOD "psnr error lambda" TIMES|-
+    local cpu="-" wall="-"
+    if [[ $3 != - ]]; then cpu=$(median "$3" 2); wall=$(median "$3" 1); fi
+    set -- "$1" $2 "$cpu" "$wall"
+    printf '| %s | %s | %.4g | %.2f | %.2f | %s | %s |\n' "$label" "$1" "$4" "$2" "$3" "$5" "$6"
+}
+row "ReconStudio SENSE, our ESPIRiT maps, fd (x s)" "$sense_fd" ours_sense_fd
+row "ReconStudio SENSE, our ESPIRiT maps, Tikhonov (x s)" "$sense_tik" ours_sense_tik
+if [[ -n $fewer_row ]]; then
+    row "ReconStudio SENSE, our ESPIRiT maps, fd (x s), ${fewer_row##* } iterations: BART's best reached" "${fewer_row% *}" ours_sense_fewer
+fi
+row "ReconStudio coil-by-coil + sum of squares, fd (x s)" "$sos_fd" ours_sos_fd
+row "BART ecalib + pics -l2 (nufft -i, fft, ecalib, pics)" "$pics_ecalib" bart_ecalib_pics
+row "BART pics -l2 alone, with ecalib's maps" "$pics_ecalib" bart_pics
+row "BART pics -l2, true maps (reference)" "$pics_true" -
+ratio() { printf '%.2f' "$(echo "$(median "$1" "$3") / $(median "$2" "$3")" | bc -l)"; }
+echo
+echo "BART (ecalib + pics) / ours (SENSE fd, with maps): CPU $(ratio bart_ecalib_pics ours_sense_fd 2)x, wall $(ratio bart_ecalib_pics ours_sense_fd 1)x;" \
+     "pics alone / ours: CPU $(ratio bart_pics ours_sense_fd 2)x, wall $(ratio bart_pics ours_sense_fd 1)x" \
+     "(medians of $repeat, $OMP_NUM_THREADS threads each)"
+if [[ -n $fewer_row ]]; then
+    echo "BART (ecalib + pics) / ours at ${fewer_row##* } iterations (BART's PSNR reached): CPU $(ratio bart_ecalib_pics ours_sense_fewer 2)x, wall $(ratio bart_ecalib_pics ours_sense_fewer 1)x"
+fi
+echo "SENSE fd - sum of squares fd: $(printf '%+.2f' "$(echo "${sense_fd%% *} - ${sos_fd%% *}" | bc -l)") dB;" \
+     "SENSE fd - BART ecalib + pics: $(printf '%+.2f' "$(echo "${sense_fd%% *} - ${pics_ecalib%% *}" | bc -l)") dB"
