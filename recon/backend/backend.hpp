@@ -42,6 +42,7 @@ struct BackendInfo {
     std::string device;        // "8 threads" / "NVIDIA H100 80GB HBM3 (sm_90)"
     Precision precision = Precision::Single;
     std::size_t memory_bytes = 0;  // device (or host) memory in total
+    double q_oversampling = 2.0;   // Q's NUFFT grid per axis of the 2N grid (for memory estimates)
     std::string describe() const;
 };
 

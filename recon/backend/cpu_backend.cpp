@@ -212,6 +212,7 @@ public:
         i.kind = "cpu";
         i.device = std::to_string(cpuThreads()) + " threads";
         i.precision = std::is_same_v<T, float> ? Precision::Single : Precision::Double;
+        i.q_oversampling = kNufftSigma;
         return i;
     }
 

@@ -73,12 +73,15 @@ void Dataset::validate(const std::string& origin) const {
     }
 }
 
-MemoryEstimate estimateReconstructionMemory(const Grid& g, std::size_t samples, int coils, Precision precision) {
+MemoryEstimate estimateReconstructionMemory(const Grid& g, std::size_t samples, int coils, Precision precision,
+                                            double q_oversampling) {
     const std::size_t c = precision == Precision::Single ? 8 : 16;  // a complex value on the backend
     const std::size_t h = 16;                                       // on the host (complex<double>)
     const std::size_t n = g.voxels();
     const std::size_t n2 = g.doubled().voxels();          // the 2N grid; also gridding's sigma = 2 grid
-    const std::size_t n4 = n2 << std::size_t(g.dims);      // Q's NUFFT grid: sigma = 2 on the 2N grid
+    std::size_t n4 = 1;                                     // Q's NUFFT grid: sigma on the 2N grid
+    for (int a = 0; a < g.dims; ++a)
+        n4 *= std::size_t(std::ceil(q_oversampling * double(2 * g.n[std::size_t(a)])));
     const std::size_t M = samples, C = std::size_t(std::max(coils, 1));
     const std::size_t plan = 40 * M;  // a NUFFT plan per sample: position, first cell, bucket
     MemoryEstimate e;

@@ -152,7 +152,8 @@ GriddingResult ReconstructionSession::gridKaiserBessel(const GriddingOptions& op
 void ReconstructionSession::requireMemory(bool solve) const {
     const Dataset& d = dataset();
     const BackendInfo info = backend_->info();
-    const MemoryEstimate e = estimateReconstructionMemory(d.grid, d.samples(), d.coils, info.precision);
+    const MemoryEstimate e =
+        estimateReconstructionMemory(d.grid, d.samples(), d.coils, info.precision, info.q_oversampling);
     const std::size_t bytes = solve ? e.solve : e.gridding;
     const std::string what = std::string(solve ? "the iterative reconstruction" : "gridding") + " of " +
                              std::to_string(d.samples()) + " samples on a " + d.grid.describe() + " grid in " +

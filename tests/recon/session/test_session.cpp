@@ -259,7 +259,8 @@ TEST(Session, MemoryEstimateBoundsTheMeasuredPeak) {
         { std::ofstream("/proc/self/clear_refs") << "5"; }
         const std::size_t before = statusBytes("VmRSS");
         if (before == 0 || statusBytes("VmHWM") > before + (std::size_t(8) << 20)) GTEST_SKIP() << "no resettable VmHWM";
-        const MemoryEstimate e = estimateReconstructionMemory(d->grid, d->samples(), d->coils, p);
+        const MemoryEstimate e =
+            estimateReconstructionMemory(d->grid, d->samples(), d->coils, p, s.backend().info().q_oversampling);
         s.gridTrilinear();
         s.gridKaiserBessel();
         const std::size_t gridding = statusBytes("VmHWM") - before;
