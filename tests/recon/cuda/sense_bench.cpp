@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "recon/backend/backend.hpp"
+#include "tests/recon/cuda/bench_maps.hpp"
 #include "recon/phantom/shepp_logan.hpp"
 #include "recon/sense/espirit.hpp"
 #include "recon/sense/prewhiten.hpp"
@@ -32,24 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// Smooth coil maps: Gaussian bumps on a ring around the object, each with its own phase.
-ComplexArray ringMaps(const Grid& g, int coils) {
-    ComplexArray maps(std::size_t(coils) * g.voxels());
-    for (int c = 0; c < coils; ++c) {
-        const double a = 2 * M_PI * c / coils, cx = 0.35 * std::cos(a), cy = 0.35 * std::sin(a), cz = (c % 2 ? 0.15 : -0.15);
-        const cdouble phase = std::polar(1.0, 0.7 * c);
-        for (int z = 0; z < g.n[2]; ++z)
-            for (int y = 0; y < g.n[1]; ++y)
-                for (int x = 0; x < g.n[0]; ++x) {
-                    const double dx = (x - g.n[0] / 2) / double(g.n[0]) - cx, dy = (y - g.n[1] / 2) / double(g.n[1]) - cy,
-                                 dz = (z - g.n[2] / 2) / double(g.n[2]) - cz;
-                    const std::size_t i = (std::size_t(z) * g.n[1] + y) * g.n[0] + x;
-                    maps[std::size_t(c) * g.voxels() + i] = phase * std::exp(-(dx * dx + dy * dy + dz * dz) / (2 * 0.3 * 0.3));
-                }
-    }
-    return maps;
-}
 
 std::shared_ptr<const Dataset> makeData(Backend& b, int n, int coils, ComplexArray& maps) {
     const Grid grid = Grid::cube(3, n);
