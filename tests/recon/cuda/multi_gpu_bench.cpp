@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "recon/backend/backend.hpp"
-#include "tests/recon/cuda/bench_maps.hpp"
+#include "tests/recon/cuda/bench_data.hpp"
 #include "recon/cuda/cuda_backend.hpp"
 #include "recon/linop/distributed_stack.hpp"
 #include "recon/operators/regularizer.hpp"
@@ -144,11 +144,7 @@ void senseBeforeCg(const std::shared_ptr<Backend>& home, const std::vector<int>&
 
 void senseRows(int n, const std::vector<int>& coil_counts, const std::vector<int>& list, int iterations, bool pieces) {
     const Grid grid = Grid::cube(3, n);
-    const double f = n / 128.0;
-    const double m = 284592 * f * f * f;
-    const int readout = std::max(8, int(std::lround(112 * f)));
-    Trajectory traj = radial3D(n, int(std::ceil(m / readout)), readout);
-    traj.k.resize(3 * std::size_t(std::llround(m)));
+    const Trajectory traj = paperTrajectory(n);
     const ComplexArray truth = Phantom::sheppLogan3D().image(grid, 2);
     std::shared_ptr<Backend> home = cudaBackend(list[0]);
     const FourierMethod nufft{"nufft", 1e-6};

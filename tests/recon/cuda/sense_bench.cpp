@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "recon/backend/backend.hpp"
-#include "tests/recon/cuda/bench_maps.hpp"
+#include "tests/recon/cuda/bench_data.hpp"
 #include "recon/phantom/shepp_logan.hpp"
 #include "recon/sense/espirit.hpp"
 #include "recon/sense/prewhiten.hpp"
@@ -36,11 +36,7 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 std::shared_ptr<const Dataset> makeData(Backend& b, int n, int coils, ComplexArray& maps) {
     const Grid grid = Grid::cube(3, n);
-    const double f = n / 128.0;
-    const double m = 284592 * f * f * f;
-    const int readout = std::max(8, int(std::lround(112 * f)));
-    Trajectory traj = radial3D(n, int(std::ceil(m / readout)), readout);
-    traj.k.resize(3 * std::size_t(std::llround(m)));
+    const Trajectory traj = paperTrajectory(n);
     auto data = std::make_shared<Dataset>();
     data->name = "sense-bench";
     data->grid = grid;

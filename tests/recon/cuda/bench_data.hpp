@@ -1,14 +1,27 @@
-// Synthetic coil maps for the GPU benchmarks (sense_bench, multi_gpu_bench).
+// The GPU benchmarks' synthetic data (sense_bench, multi_gpu_bench): the paper's trajectory scaled
+// to any grid, and smooth coil maps.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <thread>
 #include <vector>
 
 #include "recon/core/types.hpp"
+#include "recon/trajectory/trajectories.hpp"
 
 namespace recon {
+
+// The reference paper's 3D radial case (M = 284,592 at 128^3) with M scaled as n^3.
+inline Trajectory paperTrajectory(int n) {
+    const double f = n / 128.0;
+    const double m = 284592 * f * f * f;
+    const int readout = std::max(8, int(std::lround(112 * f)));
+    Trajectory traj = radial3D(n, int(std::ceil(m / readout)), readout);
+    traj.k.resize(3 * std::size_t(std::llround(m)));
+    return traj;
+}
 
 // Smooth coil maps: Gaussian bumps on a ring around the object (alternating heights along z),
 // each with its own phase. Enough for timing: the split does not depend on the maps' values.
