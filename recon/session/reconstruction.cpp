@@ -356,6 +356,8 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
             fourier_.clear();
             regularizer_.reset();
             preconditioner_ = {};
+            circulant_data_.clear();  // eigenvalues on the device
+            circulant_penalty_.clear();
             resident_ = {};
             sparse_.reset();
         }
