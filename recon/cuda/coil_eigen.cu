@@ -14,9 +14,15 @@ __device__ inline double2 conjugate(double2 a) { return {a.x, -a.y}; }
 // sweep is n (n - 1) / 2 rotations.
 template <int MAX>
 __global__ void dominantEigenKernel(int n, std::size_t voxels, const double2* __restrict__ upper,
-                                    double2* __restrict__ vectors, double* __restrict__ values) {
+                                    const std::uint8_t* __restrict__ only, double2* __restrict__ vectors,
+                                    double* __restrict__ values) {
     const std::size_t voxel = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (voxel >= voxels) return;
+    if (only && !only[voxel]) {
+        values[voxel] = 0;
+        for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + voxel] = {0, 0};
+        return;
+    }
     double2 a[MAX * MAX], v[MAX * MAX];
     double frobenius = 0;
     for (int r = 0; r < n; ++r)
@@ -78,18 +84,107 @@ __global__ void dominantEigenKernel(int n, std::size_t voxels, const double2* __
     for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + voxel] = v[r * MAX + best];
 }
 
+// out[(hi out_len + o) below + lo] = sum_i m[o len + i] in[(hi len + i) below + lo]: one output per thread.
+__global__ void transformAxisKernel(const double2* __restrict__ in, double2* __restrict__ out, const double2* __restrict__ m,
+                                    int len, int out_len, std::size_t below, std::size_t total) {
+    const std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    const std::size_t lo = idx % below, t = idx / below;
+    const int o = int(t % std::size_t(out_len));
+    const std::size_t hi = t / std::size_t(out_len);
+    const double2* src = in + hi * std::size_t(len) * below + lo;
+    const double2* row = m + std::size_t(o) * std::size_t(len);
+    double2 acc = {0, 0};
+    for (int i = 0; i < len; ++i) {
+        const double2 w = row[i], x = src[std::size_t(i) * below];
+        acc.x += w.x * x.x - w.y * x.y;
+        acc.y += w.x * x.y + w.y * x.x;
+    }
+    out[idx] = acc;
+}
+
+__global__ void rootSumOfSquaresKernel(const double2* __restrict__ images, int n, std::size_t voxels, double* __restrict__ rss) {
+    const std::size_t v = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (v >= voxels) return;
+    double s = 0;
+    for (int c = 0; c < n; ++c) {
+        const double2 x = images[std::size_t(c) * voxels + v];
+        s += x.x * x.x + x.y * x.y;
+    }
+    rss[v] = sqrt(s);
+}
+
+// upper[pair (r, c)][v] = m_r(v) conj(m_c(v)), r <= c.
+__global__ void outerProductsKernel(const double2* __restrict__ images, int n, std::size_t voxels, double2* __restrict__ upper) {
+    const std::size_t v = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (v >= voxels) return;
+    std::size_t pair = 0;
+    for (int r = 0; r < n; ++r) {
+        const double2 a = images[std::size_t(r) * voxels + v];
+        for (int c = r; c < n; ++c, ++pair) upper[pair * voxels + v] = cmul(a, conjugate(images[std::size_t(c) * voxels + v]));
+    }
+}
+
+// out = the sum over the (2 h + 1) box along one axis (length len, stride between neighbours),
+// clipped at the edges; images of `voxels` values one after another.
+__global__ void boxSumKernel(const double2* __restrict__ in, double2* __restrict__ out, std::size_t voxels, std::size_t total,
+                             int len, std::size_t stride, int h) {
+    const std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    const int i = int((idx % voxels) / stride % std::size_t(len));
+    const int from = max(0, i - h), to = min(len - 1, i + h);
+    const double2* base = in + idx - std::size_t(i) * stride;
+    double2 acc = {0, 0};
+    for (int j = from; j <= to; ++j) {
+        const double2 x = base[std::size_t(j) * stride];
+        acc.x += x.x;
+        acc.y += x.y;
+    }
+    out[idx] = acc;
+}
+
+unsigned blocksFor(std::size_t n, int threads) { return unsigned((n + std::size_t(threads) - 1) / std::size_t(threads)); }
+
 }  // namespace
 
 void dominantEigenvectors(int n, std::size_t voxels, const double2* upper, double2* vectors, double* values,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, const std::uint8_t* only) {
     if (voxels == 0) return;
     constexpr int threads = 128;
     const unsigned blocks = unsigned((voxels + threads - 1) / threads);
     if (n <= 8)
-        dominantEigenKernel<8><<<blocks, threads, 0, stream>>>(n, voxels, upper, vectors, values);
+        dominantEigenKernel<8><<<blocks, threads, 0, stream>>>(n, voxels, upper, only, vectors, values);
     else
-        dominantEigenKernel<kMaxEigenCoils><<<blocks, threads, 0, stream>>>(n, voxels, upper, vectors, values);
+        dominantEigenKernel<kMaxEigenCoils><<<blocks, threads, 0, stream>>>(n, voxels, upper, only, vectors, values);
     checkLaunch("dominantEigenKernel");
+}
+
+void transformAxis(const double2* in, double2* out, const double2* m, int len, int out_len, std::size_t below,
+                   std::size_t above, cudaStream_t stream) {
+    const std::size_t total = above * std::size_t(out_len) * below;
+    if (total == 0) return;
+    transformAxisKernel<<<blocksFor(total, 256), 256, 0, stream>>>(in, out, m, len, out_len, below, total);
+    checkLaunch("transformAxisKernel");
+}
+
+void rootSumOfSquares(const double2* images, int n, std::size_t voxels, double* rss, cudaStream_t stream) {
+    if (voxels == 0) return;
+    rootSumOfSquaresKernel<<<blocksFor(voxels, 256), 256, 0, stream>>>(images, n, voxels, rss);
+    checkLaunch("rootSumOfSquaresKernel");
+}
+
+void outerProducts(const double2* images, int n, std::size_t voxels, double2* upper, cudaStream_t stream) {
+    if (voxels == 0) return;
+    outerProductsKernel<<<blocksFor(voxels, 256), 256, 0, stream>>>(images, n, voxels, upper);
+    checkLaunch("outerProductsKernel");
+}
+
+void boxSum(const double2* in, double2* out, std::size_t images, std::size_t voxels, int len, std::size_t stride, int h,
+            cudaStream_t stream) {
+    const std::size_t total = images * voxels;
+    if (total == 0) return;
+    boxSumKernel<<<blocksFor(total, 256), 256, 0, stream>>>(in, out, voxels, total, len, stride, h);
+    checkLaunch("boxSumKernel");
 }
 
 }  // namespace recon::cuda
