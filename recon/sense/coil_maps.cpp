@@ -54,7 +54,9 @@ LowResolutionImages lowResolutionCoilImages(Backend& backend, const Dataset& dat
 CoilMaps assembleCoilMaps(ComplexArray unit_maps, int coils, std::vector<std::uint8_t> mask, int reference,
                           std::string source) {
     const std::size_t voxels = mask.size();
-    for (std::size_t v = 0; v < voxels; ++v) {
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t vi = 0; vi < std::ptrdiff_t(voxels); ++vi) {
+        const std::size_t v = std::size_t(vi);
         const cdouble ref = unit_maps[std::size_t(reference) * voxels + v];
         const cdouble phase = std::abs(ref) > 0 ? std::conj(ref) / std::abs(ref) : cdouble(1);
         for (int c = 0; c < coils; ++c) {

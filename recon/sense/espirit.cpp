@@ -47,6 +47,8 @@ CoilMaps estimateCoilMapsEspirit(Backend& backend, const Dataset& data, const Es
     const BlockShape positions{cal[0] - ker[0] + 1, cal[1] - ker[1] + 1, cal[2] - ker[2] + 1};
     const Eigen::Index rows = Eigen::Index(blockPoints(positions)), columns = Eigen::Index(std::size_t(coils) * ker_points);
     ComplexArray a(std::size_t(rows) * std::size_t(columns));  // column-major
+    // Every patch writes its own row: parallel over them (11.8 million values in 3D with 8 coils).
+#pragma omp parallel for collapse(2) schedule(static)
     for (int qz = 0; qz < positions[2]; ++qz)
         for (int qy = 0; qy < positions[1]; ++qy)
             for (int qx = 0; qx < positions[0]; ++qx) {
