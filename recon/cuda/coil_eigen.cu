@@ -1,5 +1,7 @@
 #include "recon/cuda/coil_eigen.hpp"
 
+#include <algorithm>
+
 #include "recon/cuda/cuda_util.hpp"
 
 namespace recon::cuda {
@@ -7,6 +9,14 @@ namespace {
 
 __device__ inline double2 cmul(double2 a, double2 b) { return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x}; }
 __device__ inline double2 conjugate(double2 a) { return {a.x, -a.y}; }
+
+// A thread's matrix in shared memory, element-major: element k of thread t at k * stride + t, so
+// a warp's accesses to one element are contiguous (no bank conflicts).
+struct Strided {
+    double2* p;
+    unsigned stride;
+    __device__ double2& operator[](int k) const { return p[std::size_t(k) * stride]; }
+};
 
 // Cyclic Jacobi on the full matrix a (row-major, n x n, Hermitian) with the rotations gathered
 // in v: each pivot (p, q) first turns a_pq real by a phase on column/row q, then a real rotation
@@ -23,7 +33,10 @@ __global__ void dominantEigenKernel(int n, std::size_t voxels, const double2* __
         for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + voxel] = {0, 0};
         return;
     }
-    double2 a[MAX * MAX], v[MAX * MAX];
+    // Both matrices (2 KB per thread at MAX = 8) in shared memory: in local memory the resident
+    // threads' matrices overflowed L1 and L2 and the kernel was bound by DRAM traffic.
+    extern __shared__ double2 shared[];
+    const Strided a{shared + threadIdx.x, blockDim.x}, v{shared + std::size_t(MAX) * MAX * blockDim.x + threadIdx.x, blockDim.x};
     double frobenius = 0;
     for (int r = 0; r < n; ++r)
         for (int c = r; c < n; ++c) {
@@ -145,18 +158,34 @@ __global__ void boxSumKernel(const double2* __restrict__ in, double2* __restrict
 
 unsigned blocksFor(std::size_t n, int threads) { return unsigned((n + std::size_t(threads) - 1) / std::size_t(threads)); }
 
+// As many threads per block as the shared memory one block may opt in to holds (at most 96:
+// 192 KB at MAX = 8), whole warps where possible.
+template <int MAX>
+void launchDominantEigen(int n, std::size_t voxels, const double2* upper, const std::uint8_t* only, double2* vectors,
+                         double* values, cudaStream_t stream) {
+    constexpr std::size_t per_thread = 2 * std::size_t(MAX) * MAX * sizeof(double2);
+    int device = 0, optin = 0;
+    check(cudaGetDevice(&device), "dominantEigenvectors");
+    check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "dominantEigenvectors");
+    int threads = int(std::min<std::size_t>(96, std::size_t(optin) / per_thread));
+    if (threads >= 32) threads -= threads % 32;
+    threads = std::max(threads, 1);
+    const std::size_t bytes = per_thread * std::size_t(threads);
+    check(cudaFuncSetAttribute(dominantEigenKernel<MAX>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+          "dominantEigenvectors' shared memory");
+    dominantEigenKernel<MAX><<<blocksFor(voxels, threads), threads, bytes, stream>>>(n, voxels, upper, only, vectors, values);
+    checkLaunch("dominantEigenKernel");
+}
+
 }  // namespace
 
 void dominantEigenvectors(int n, std::size_t voxels, const double2* upper, double2* vectors, double* values,
                           cudaStream_t stream, const std::uint8_t* only) {
     if (voxels == 0) return;
-    constexpr int threads = 128;
-    const unsigned blocks = unsigned((voxels + threads - 1) / threads);
     if (n <= 8)
-        dominantEigenKernel<8><<<blocks, threads, 0, stream>>>(n, voxels, upper, only, vectors, values);
+        launchDominantEigen<8>(n, voxels, upper, only, vectors, values, stream);
     else
-        dominantEigenKernel<kMaxEigenCoils><<<blocks, threads, 0, stream>>>(n, voxels, upper, only, vectors, values);
-    checkLaunch("dominantEigenKernel");
+        launchDominantEigen<kMaxEigenCoils>(n, voxels, upper, only, vectors, values, stream);
 }
 
 void transformAxis(const double2* in, double2* out, const double2* m, int len, int out_len, std::size_t below,

@@ -10,7 +10,7 @@
 
 namespace recon::cuda {
 
-// The largest n this kernel takes (its matrices live in each thread's local memory).
+// The largest n this kernel takes (each thread's two matrices live in shared memory: 8 KB at 16).
 constexpr int kMaxEigenCoils = 16;
 
 // Per voxel v: the largest eigenvalue of the n x n Hermitian matrix whose upper triangle is

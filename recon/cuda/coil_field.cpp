@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "recon/core/host_memory.hpp"
 #include "recon/cuda/coil_eigen.hpp"
 #include "recon/cuda/cuda_util.hpp"
 
@@ -76,7 +77,9 @@ CoilFieldEigen coilFieldEigenvectors(const Grid& grid, const CoilField& field, c
     DeviceBuffer<double2> vectors(std::size_t(n) * voxels, "coil eigenvectors");
     DeviceBuffer<double> values(voxels, "coil eigenvalues");
     dominantEigenvectors(n, voxels, upper.data(), vectors.data(), values.data(), stream, only.data());
-    out.vectors.resize(std::size_t(n) * voxels);
+    check(cudaStreamSynchronize(stream), "coil eigenvectors");
+    progress.update(0.9);
+    resizeForOverwrite(out.vectors, std::size_t(n) * voxels);
     out.values.resize(voxels);
     vectors.download(reinterpret_cast<double2*>(out.vectors.data()), out.vectors.size(), stream);
     values.download(out.values.data(), voxels, stream);

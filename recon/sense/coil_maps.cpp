@@ -112,6 +112,7 @@ CoilMaps estimateCoilMapsWalsh(Backend& backend, const Dataset& data, const Wals
                          std::to_string(opts.half_width));
     const CalibrationBlocks blocks =
         fitCalibrationBlocks(backend, data, opts.calibration, opts.calibration_iterations, progress.part(0, 0.4));
+    progress.update(0.4);
     CoilField field;
     field.coils = data.coils;
     field.coil_blocks = taperedCalibrationBlocks(blocks);

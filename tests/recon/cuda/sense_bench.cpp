@@ -137,14 +137,15 @@ void mapsRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dat
     for (CoilMapMethod method : {CoilMapMethod::Walsh, CoilMapMethod::Espirit}) {
         ReconstructionSession session(b);
         session.setDataset(data);
-        // ESPIRiT: calibration fit 0-0.3 (its Toeplitz kernel to 0.03, then the coils' fits), calibration matrix, A^H A's eigen-decomposition and the signal
-        // subspace's projection 0.3-0.5, G(x)'s kernels 0.5-0.55, then the backend's coil field 0.55-1:
-        // coil images and object to 0.595, the field to 0.64, eigenvectors (and the transfer back) to 1.
-        // Walsh: calibration fit 0-0.4 (kernel to 0.04), then the coil field 0.4-1: images and object to 0.46, the
-        // covariance field to 0.52, eigenvectors to 1.
+        // ESPIRiT: calibration fit 0-0.3 (its Toeplitz kernel to 0.03, then the coils' fits), the
+        // calibration matrix to 0.35, A^H A's eigen-decomposition and the signal subspace's projection
+        // to 0.5, G(x)'s kernels to 0.55, then the backend's coil field 0.55-1: coil images and object
+        // to 0.595, the field to 0.64, eigenvectors to 0.955, their transfer to the host to 1.
+        // Walsh: calibration fit 0-0.4 (kernel to 0.04), then the coil field 0.4-1: images and object
+        // to 0.46, the covariance field to 0.52, eigenvectors to 0.94, their transfer to 1.
         const bool espirit = method == CoilMapMethod::Espirit;
-        StageClock clock(espirit ? std::vector<double>{0.03, 0.3, 0.5, 0.55, 0.595, 0.64, 1.0}
-                                 : std::vector<double>{0.04, 0.4, 0.46, 0.52, 1.0});
+        StageClock clock(espirit ? std::vector<double>{0.03, 0.3, 0.35, 0.5, 0.55, 0.595, 0.64, 0.955, 1.0}
+                                 : std::vector<double>{0.04, 0.4, 0.46, 0.52, 0.94, 1.0});
         const Clock::time_point t0 = Clock::now();
         clock.t0 = t0;
         const CoilMaps& maps = session.coilMaps(method, clock.progress());
@@ -153,8 +154,9 @@ void mapsRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dat
         const CoilMapAgreement agree = compareCoilMaps(maps.maps, truth, maps.coils, maps.mask);
         std::printf("maps %-8s %8.3f s   stages:", toString(method).c_str(), total);
         const std::vector<const char*> names =
-            espirit ? std::vector<const char*>{"calibration Q", "fits", "A,eig,projection", "kernels", "images+object", "G(x)", "eigenvectors"}
-                    : std::vector<const char*>{"calibration Q", "fits", "images+object", "covariance", "eigenvectors"};
+            espirit ? std::vector<const char*>{"Q", "fits", "A", "eig+projection", "kernels", "images+object", "G(x)",
+                                               "eigenvectors", "to host"}
+                    : std::vector<const char*>{"Q", "fits", "images+object", "covariance", "eigenvectors", "to host"};
         double prev = 0;
         for (std::size_t i = 0; i < clock.marks.size(); ++i) {
             const double at = clock.at[i] < 0 ? total : clock.at[i];
