@@ -24,15 +24,11 @@ struct Strided {
 // sweep is n (n - 1) / 2 rotations.
 template <int MAX>
 __global__ void dominantEigenKernel(int n, std::size_t voxels, const double2* __restrict__ upper,
-                                    const std::uint8_t* __restrict__ only, double2* __restrict__ vectors,
-                                    double* __restrict__ values) {
-    const std::size_t voxel = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (voxel >= voxels) return;
-    if (only && !only[voxel]) {
-        values[voxel] = 0;
-        for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + voxel] = {0, 0};
-        return;
-    }
+                                    const std::uint32_t* __restrict__ index, std::size_t count,
+                                    double2* __restrict__ vectors, double* __restrict__ values) {
+    const std::size_t item = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (item >= count) return;
+    const std::size_t voxel = index ? std::size_t(index[item]) : item;
     // Both matrices (2 KB per thread at MAX = 8) in shared memory: in local memory the resident
     // threads' matrices overflowed L1 and L2 and the kernel was bound by DRAM traffic.
     extern __shared__ double2 shared[];
@@ -93,8 +89,8 @@ __global__ void dominantEigenKernel(int n, std::size_t voxels, const double2* __
     int best = 0;
     for (int k = 1; k < n; ++k)
         if (a[k * MAX + k].x > a[best * MAX + best].x) best = k;
-    values[voxel] = a[best * MAX + best].x;
-    for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + voxel] = v[r * MAX + best];
+    values[item] = a[best * MAX + best].x;
+    for (int r = 0; r < n; ++r) vectors[std::size_t(r) * count + item] = v[r * MAX + best];
 }
 
 // out[(hi out_len + o) below + lo] = sum_i m[o len + i] in[(hi len + i) below + lo]: one output per thread.
@@ -161,8 +157,8 @@ unsigned blocksFor(std::size_t n, int threads) { return unsigned((n + std::size_
 // As many threads per block as the shared memory one block may opt in to holds (at most 96:
 // 192 KB at MAX = 8), whole warps where possible.
 template <int MAX>
-void launchDominantEigen(int n, std::size_t voxels, const double2* upper, const std::uint8_t* only, double2* vectors,
-                         double* values, cudaStream_t stream) {
+void launchDominantEigen(int n, std::size_t voxels, const double2* upper, const std::uint32_t* index, std::size_t count,
+                         double2* vectors, double* values, cudaStream_t stream) {
     constexpr std::size_t per_thread = 2 * std::size_t(MAX) * MAX * sizeof(double2);
     int device = 0, optin = 0;
     check(cudaGetDevice(&device), "dominantEigenvectors");
@@ -173,19 +169,21 @@ void launchDominantEigen(int n, std::size_t voxels, const double2* upper, const 
     const std::size_t bytes = per_thread * std::size_t(threads);
     check(cudaFuncSetAttribute(dominantEigenKernel<MAX>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
           "dominantEigenvectors' shared memory");
-    dominantEigenKernel<MAX><<<blocksFor(voxels, threads), threads, bytes, stream>>>(n, voxels, upper, only, vectors, values);
+    dominantEigenKernel<MAX><<<blocksFor(count, threads), threads, bytes, stream>>>(n, voxels, upper, index, count, vectors,
+                                                                                   values);
     checkLaunch("dominantEigenKernel");
 }
 
 }  // namespace
 
 void dominantEigenvectors(int n, std::size_t voxels, const double2* upper, double2* vectors, double* values,
-                          cudaStream_t stream, const std::uint8_t* only) {
-    if (voxels == 0) return;
+                          cudaStream_t stream, const std::uint32_t* index, std::size_t count) {
+    if (!index) count = voxels;
+    if (count == 0) return;
     if (n <= 8)
-        launchDominantEigen<8>(n, voxels, upper, only, vectors, values, stream);
+        launchDominantEigen<8>(n, voxels, upper, index, count, vectors, values, stream);
     else
-        launchDominantEigen<kMaxEigenCoils>(n, voxels, upper, only, vectors, values, stream);
+        launchDominantEigen<kMaxEigenCoils>(n, voxels, upper, index, count, vectors, values, stream);
 }
 
 void transformAxis(const double2* in, double2* out, const double2* m, int len, int out_len, std::size_t below,

@@ -16,10 +16,11 @@ constexpr int kMaxEigenCoils = 16;
 // Per voxel v: the largest eigenvalue of the n x n Hermitian matrix whose upper triangle is
 // `upper` (pair (r, c), r <= c, at (r n - r (r - 1) / 2 + c - r) * voxels + v; HermitianField's
 // layout) into values[v], its unit eigenvector into vectors[r * voxels + v]. Cyclic complex
-// Jacobi rotations in float64, one thread per voxel; n <= kMaxEigenCoils. With `only` (voxels
-// long): value and vector 0 where it is 0. Asynchronous on `stream`.
+// Jacobi rotations in float64, one thread per voxel; n <= kMaxEigenCoils. With `index` (`count`
+// voxel numbers, device memory): only those voxels, item i's into values[i] and
+// vectors[r * count + i]. Asynchronous on `stream`.
 void dominantEigenvectors(int n, std::size_t voxels, const double2* upper, double2* vectors, double* values,
-                          cudaStream_t stream, const std::uint8_t* only = nullptr);
+                          cudaStream_t stream, const std::uint32_t* index = nullptr, std::size_t count = 0);
 
 // The coil field's other steps (recon/cuda/coil_field.cpp), float64, asynchronous on `stream`.
 // Along one axis of `above` x len x `below` values (below fastest): out = m in per line, m out_len x len
