@@ -89,8 +89,8 @@ __global__ void dominantEigenKernel(int n, std::size_t voxels, const double2* __
     int best = 0;
     for (int k = 1; k < n; ++k)
         if (a[k * MAX + k].x > a[best * MAX + best].x) best = k;
-    values[item] = a[best * MAX + best].x;
-    for (int r = 0; r < n; ++r) vectors[std::size_t(r) * count + item] = v[r * MAX + best];
+    values[voxel] = a[best * MAX + best].x;
+    for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + voxel] = v[r * MAX + best];
 }
 
 // out[(hi out_len + o) below + lo] = sum_i m[o len + i] in[(hi len + i) below + lo]: one output per thread.

@@ -17,8 +17,8 @@ constexpr int kMaxEigenCoils = 16;
 // `upper` (pair (r, c), r <= c, at (r n - r (r - 1) / 2 + c - r) * voxels + v; HermitianField's
 // layout) into values[v], its unit eigenvector into vectors[r * voxels + v]. Cyclic complex
 // Jacobi rotations in float64, one thread per voxel; n <= kMaxEigenCoils. With `index` (`count`
-// voxel numbers, device memory): only those voxels, item i's into values[i] and
-// vectors[r * count + i]. Asynchronous on `stream`.
+// voxel numbers, device memory): only those voxels, the other voxels' values and vectors left as
+// they are (a thread for each listed voxel: none idles on the rest). Asynchronous on `stream`.
 void dominantEigenvectors(int n, std::size_t voxels, const double2* upper, double2* vectors, double* values,
                           cudaStream_t stream, const std::uint32_t* index = nullptr, std::size_t count = 0);
 

@@ -74,7 +74,7 @@ CoilFieldEigen coilFieldEigenvectors(const Grid& grid, const CoilField& field, c
     }
     check(cudaStreamSynchronize(stream), "coil field");
     progress.update(0.2);
-    // The object's voxels only, their eigenpairs packed (half the transfer back or less).
+    // The object's voxels only, one thread each; zero elsewhere.
     if (voxels > std::size_t(UINT32_MAX)) throw InputError("coil maps: more than 2^32 voxels");
     std::vector<std::uint32_t> index;
     for (std::size_t v = 0; v < voxels; ++v)
@@ -82,24 +82,17 @@ CoilFieldEigen coilFieldEigenvectors(const Grid& grid, const CoilField& field, c
     const std::size_t count = index.size();
     DeviceBuffer<std::uint32_t> dindex(std::max<std::size_t>(count, 1), "object voxels");
     dindex.upload(index.data(), count, stream);
-    DeviceBuffer<double2> vectors(std::max<std::size_t>(std::size_t(n) * count, 1), "coil eigenvectors");
-    DeviceBuffer<double> values(std::max<std::size_t>(count, 1), "coil eigenvalues");
+    DeviceBuffer<double2> vectors(std::size_t(n) * voxels, "coil eigenvectors");
+    DeviceBuffer<double> values(voxels, "coil eigenvalues");
+    vectors.fill0(stream);
+    values.fill0(stream);
     if (count) dominantEigenvectors(n, voxels, upper.data(), vectors.data(), values.data(), stream, dindex.data(), count);
     check(cudaStreamSynchronize(stream), "coil eigenvectors");
     progress.update(0.9);
-    ComplexArray packed;
-    resizeForOverwrite(packed, std::size_t(n) * count);
-    std::vector<double> packed_values(count);
-    vectors.download(reinterpret_cast<double2*>(packed.data()), packed.size(), stream);
-    values.download(packed_values.data(), count, stream);
-    out.vectors.assign(std::size_t(n) * voxels, cdouble(0));
-    out.values.assign(voxels, 0.0);
-#pragma omp parallel for schedule(static)
-    for (std::ptrdiff_t i = 0; i < std::ptrdiff_t(count); ++i) {
-        const std::size_t v = index[std::size_t(i)];
-        out.values[v] = packed_values[std::size_t(i)];
-        for (int r = 0; r < n; ++r) out.vectors[std::size_t(r) * voxels + v] = packed[std::size_t(r) * count + std::size_t(i)];
-    }
+    resizeForOverwrite(out.vectors, std::size_t(n) * voxels);
+    out.values.resize(voxels);
+    vectors.download(reinterpret_cast<double2*>(out.vectors.data()), out.vectors.size(), stream);
+    values.download(out.values.data(), voxels, stream);
     progress.update(1);
     return out;
 }
