@@ -36,6 +36,17 @@ void Backend::gramEigen(const ComplexArray& a, std::size_t rows, std::size_t col
     vectors.assign(es.eigenvectors().data(), es.eigenvectors().data() + cols * cols);
 }
 
+void Backend::gramProjection(const ComplexArray& a, std::size_t rows, std::size_t cols, double threshold,
+                             std::vector<double>& values, std::size_t& kept, ComplexArray& projection) {
+    ComplexArray vectors;
+    gramEigen(a, rows, cols, values, vectors);
+    kept = signalSubspaceSize(values, threshold);
+    const Eigen::Map<const Eigen::MatrixXcd> v(vectors.data(), Eigen::Index(cols), Eigen::Index(cols));
+    const auto signal = v.rightCols(Eigen::Index(kept));
+    projection.resize(cols * cols);
+    Eigen::Map<Eigen::MatrixXcd>(projection.data(), Eigen::Index(cols), Eigen::Index(cols)).noalias() = signal * signal.adjoint();
+}
+
 void Backend::dominantEigenvectors(int n, std::size_t voxels, const ComplexArray& upper, ComplexArray& vectors,
                                    std::vector<double>& values, const Progress& progress) {
     if (n < 1 || upper.size() != std::size_t(n) * std::size_t(n + 1) / 2 * voxels)

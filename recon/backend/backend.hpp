@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "recon/backend/coil_field.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/core/types.hpp"
 #include "recon/ct/projector.hpp"
@@ -171,6 +172,13 @@ public:
     virtual void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
                            ComplexArray& vectors);
 
+    // ESPIRiT's signal subspace: gramEigen's `values`, then `kept` = signalSubspaceSize(values,
+    // threshold) and `projection` = V_k V_k^H (cols x cols, column-major) with V_k the eigenvectors
+    // of the `kept` largest eigenvalues. The default multiplies on the host (Eigen); the CUDA
+    // backend keeps the eigenvectors on the device (cuBLAS).
+    virtual void gramProjection(const ComplexArray& a, std::size_t rows, std::size_t cols, double threshold,
+                                std::vector<double>& values, std::size_t& kept, ComplexArray& projection);
+
     // Per voxel, the largest eigenvalue of an n x n Hermitian matrix and its eigenvector (unit
     // norm, arbitrary phase): `upper` holds the upper triangles, pair (r, c), r <= c, as image
     // r n - r (r - 1) / 2 + c - r of `voxels` values (recon/sense's HermitianField); `vectors`
@@ -178,6 +186,12 @@ public:
     // default runs Eigen per voxel on the host's cores; the CUDA backend a Jacobi solver per voxel.
     virtual void dominantEigenvectors(int n, std::size_t voxels, const ComplexArray& upper, ComplexArray& vectors,
                                       std::vector<double>& values, const Progress& progress = {});
+
+    // The coil maps' image-domain steps (recon/backend/coil_field.hpp): the coils' low-resolution
+    // images, the object, the Hermitian field and its dominant eigenpair inside the object. The
+    // default builds the field in host memory and decomposes it with dominantEigenvectors; the
+    // CUDA backend does it all on the device (the field never visits the host).
+    virtual CoilFieldEigen coilFieldEigenvectors(const Grid& grid, const CoilField& field, const Progress& progress = {});
 
     // The CT projector (forward: line integrals of the volume, adjoint: backprojection) on this
     // backend's vectors. The default is the CPU's conventional distance-driven projector through

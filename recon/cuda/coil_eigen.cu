@@ -1,5 +1,7 @@
 #include "recon/cuda/coil_eigen.hpp"
 
+#include <algorithm>
+
 #include "recon/cuda/cuda_util.hpp"
 
 namespace recon::cuda {
@@ -8,16 +10,29 @@ namespace {
 __device__ inline double2 cmul(double2 a, double2 b) { return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x}; }
 __device__ inline double2 conjugate(double2 a) { return {a.x, -a.y}; }
 
+// A thread's matrix in shared memory, element-major: element k of thread t at k * stride + t, so
+// a warp's accesses to one element are contiguous (no bank conflicts).
+struct Strided {
+    double2* p;
+    unsigned stride;
+    __device__ double2& operator[](int k) const { return p[std::size_t(k) * stride]; }
+};
+
 // Cyclic Jacobi on the full matrix a (row-major, n x n, Hermitian) with the rotations gathered
 // in v: each pivot (p, q) first turns a_pq real by a phase on column/row q, then a real rotation
 // zeroes it (Numerical Recipes' jacobi, with t the smaller root). Converges quadratically; a
 // sweep is n (n - 1) / 2 rotations.
 template <int MAX>
 __global__ void dominantEigenKernel(int n, std::size_t voxels, const double2* __restrict__ upper,
+                                    const std::uint32_t* __restrict__ index, std::size_t count,
                                     double2* __restrict__ vectors, double* __restrict__ values) {
-    const std::size_t voxel = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (voxel >= voxels) return;
-    double2 a[MAX * MAX], v[MAX * MAX];
+    const std::size_t item = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (item >= count) return;
+    const std::size_t voxel = index ? std::size_t(index[item]) : item;
+    // Both matrices (2 KB per thread at MAX = 8) in shared memory: in local memory the resident
+    // threads' matrices overflowed L1 and L2 and the kernel was bound by DRAM traffic.
+    extern __shared__ double2 shared[];
+    const Strided a{shared + threadIdx.x, blockDim.x}, v{shared + std::size_t(MAX) * MAX * blockDim.x + threadIdx.x, blockDim.x};
     double frobenius = 0;
     for (int r = 0; r < n; ++r)
         for (int c = r; c < n; ++c) {
@@ -78,18 +93,125 @@ __global__ void dominantEigenKernel(int n, std::size_t voxels, const double2* __
     for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + voxel] = v[r * MAX + best];
 }
 
+// out[(hi out_len + o) below + lo] = sum_i m[o len + i] in[(hi len + i) below + lo]: one output per thread.
+__global__ void transformAxisKernel(const double2* __restrict__ in, double2* __restrict__ out, const double2* __restrict__ m,
+                                    int len, int out_len, std::size_t below, std::size_t total) {
+    const std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    const std::size_t lo = idx % below, t = idx / below;
+    const int o = int(t % std::size_t(out_len));
+    const std::size_t hi = t / std::size_t(out_len);
+    const double2* src = in + hi * std::size_t(len) * below + lo;
+    const double2* row = m + std::size_t(o) * std::size_t(len);
+    double2 acc = {0, 0};
+    for (int i = 0; i < len; ++i) {
+        const double2 w = row[i], x = src[std::size_t(i) * below];
+        acc.x += w.x * x.x - w.y * x.y;
+        acc.y += w.x * x.y + w.y * x.x;
+    }
+    out[idx] = acc;
+}
+
+__global__ void rootSumOfSquaresKernel(const double2* __restrict__ images, int n, std::size_t voxels, double* __restrict__ rss) {
+    const std::size_t v = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (v >= voxels) return;
+    double s = 0;
+    for (int c = 0; c < n; ++c) {
+        const double2 x = images[std::size_t(c) * voxels + v];
+        s += x.x * x.x + x.y * x.y;
+    }
+    rss[v] = sqrt(s);
+}
+
+// upper[pair (r, c)][v] = m_r(v) conj(m_c(v)), r <= c.
+__global__ void outerProductsKernel(const double2* __restrict__ images, int n, std::size_t voxels, double2* __restrict__ upper) {
+    const std::size_t v = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (v >= voxels) return;
+    std::size_t pair = 0;
+    for (int r = 0; r < n; ++r) {
+        const double2 a = images[std::size_t(r) * voxels + v];
+        for (int c = r; c < n; ++c, ++pair) upper[pair * voxels + v] = cmul(a, conjugate(images[std::size_t(c) * voxels + v]));
+    }
+}
+
+// out = the sum over the (2 h + 1) box along one axis (length len, stride between neighbours),
+// clipped at the edges; images of `voxels` values one after another.
+__global__ void boxSumKernel(const double2* __restrict__ in, double2* __restrict__ out, std::size_t voxels, std::size_t total,
+                             int len, std::size_t stride, int h) {
+    const std::size_t idx = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (idx >= total) return;
+    const int i = int((idx % voxels) / stride % std::size_t(len));
+    const int from = max(0, i - h), to = min(len - 1, i + h);
+    const double2* base = in + idx - std::size_t(i) * stride;
+    double2 acc = {0, 0};
+    for (int j = from; j <= to; ++j) {
+        const double2 x = base[std::size_t(j) * stride];
+        acc.x += x.x;
+        acc.y += x.y;
+    }
+    out[idx] = acc;
+}
+
+unsigned blocksFor(std::size_t n, int threads) { return unsigned((n + std::size_t(threads) - 1) / std::size_t(threads)); }
+
+// As many threads per block as the shared memory one block may opt in to holds (at most 96:
+// 192 KB at MAX = 8), whole warps where possible.
+template <int MAX>
+void launchDominantEigen(int n, std::size_t voxels, const double2* upper, const std::uint32_t* index, std::size_t count,
+                         double2* vectors, double* values, cudaStream_t stream) {
+    constexpr std::size_t per_thread = 2 * std::size_t(MAX) * MAX * sizeof(double2);
+    int device = 0, optin = 0;
+    check(cudaGetDevice(&device), "dominantEigenvectors");
+    check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "dominantEigenvectors");
+    int threads = int(std::min<std::size_t>(96, std::size_t(optin) / per_thread));
+    if (threads >= 32) threads -= threads % 32;
+    threads = std::max(threads, 1);
+    const std::size_t bytes = per_thread * std::size_t(threads);
+    check(cudaFuncSetAttribute(dominantEigenKernel<MAX>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+          "dominantEigenvectors' shared memory");
+    dominantEigenKernel<MAX><<<blocksFor(count, threads), threads, bytes, stream>>>(n, voxels, upper, index, count, vectors,
+                                                                                   values);
+    checkLaunch("dominantEigenKernel");
+}
+
 }  // namespace
 
 void dominantEigenvectors(int n, std::size_t voxels, const double2* upper, double2* vectors, double* values,
-                          cudaStream_t stream) {
-    if (voxels == 0) return;
-    constexpr int threads = 128;
-    const unsigned blocks = unsigned((voxels + threads - 1) / threads);
+                          cudaStream_t stream, const std::uint32_t* index, std::size_t count) {
+    if (!index) count = voxels;
+    if (count == 0) return;
     if (n <= 8)
-        dominantEigenKernel<8><<<blocks, threads, 0, stream>>>(n, voxels, upper, vectors, values);
+        launchDominantEigen<8>(n, voxels, upper, index, count, vectors, values, stream);
     else
-        dominantEigenKernel<kMaxEigenCoils><<<blocks, threads, 0, stream>>>(n, voxels, upper, vectors, values);
-    checkLaunch("dominantEigenKernel");
+        launchDominantEigen<kMaxEigenCoils>(n, voxels, upper, index, count, vectors, values, stream);
+}
+
+void transformAxis(const double2* in, double2* out, const double2* m, int len, int out_len, std::size_t below,
+                   std::size_t above, cudaStream_t stream) {
+    const std::size_t total = above * std::size_t(out_len) * below;
+    if (total == 0) return;
+    transformAxisKernel<<<blocksFor(total, 256), 256, 0, stream>>>(in, out, m, len, out_len, below, total);
+    checkLaunch("transformAxisKernel");
+}
+
+void rootSumOfSquares(const double2* images, int n, std::size_t voxels, double* rss, cudaStream_t stream) {
+    if (voxels == 0) return;
+    rootSumOfSquaresKernel<<<blocksFor(voxels, 256), 256, 0, stream>>>(images, n, voxels, rss);
+    checkLaunch("rootSumOfSquaresKernel");
+}
+
+void outerProducts(const double2* images, int n, std::size_t voxels, double2* upper, cudaStream_t stream) {
+    if (voxels == 0) return;
+    outerProductsKernel<<<blocksFor(voxels, 256), 256, 0, stream>>>(images, n, voxels, upper);
+    checkLaunch("outerProductsKernel");
+}
+
+void boxSum(const double2* in, double2* out, std::size_t images, std::size_t voxels, int len, std::size_t stride, int h,
+            cudaStream_t stream) {
+    const std::size_t total = images * voxels;
+    if (total == 0) return;
+    boxSumKernel<<<blocksFor(total, 256), 256, 0, stream>>>(in, out, voxels, total, len, stride, h);
+    checkLaunch("boxSumKernel");
 }
 
 }  // namespace recon::cuda

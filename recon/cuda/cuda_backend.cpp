@@ -22,6 +22,7 @@
 #include "recon/cuda/linalg.hpp"
 #include "recon/cuda/circulant_kernels.hpp"
 #include "recon/cuda/coil_eigen.hpp"
+#include "recon/cuda/coil_field.hpp"
 #include "recon/cuda/dense_eigen.hpp"
 #include "recon/cuda/nufft_gpu.hpp"
 #include "recon/cuda/prior_kernels.hpp"
@@ -626,6 +627,26 @@ public:
             DeviceGuard dg(device_);
             cuda::gramEigen(a, rows, cols, values, vectors, s());
         }, [&](Backend& cpu) { cpu.gramEigen(a, rows, cols, values, vectors); });
+    }
+
+    // The same, with the signal subspace's projection formed on the device (cuBLAS).
+    void gramProjection(const ComplexArray& a, std::size_t rows, std::size_t cols, double threshold,
+                        std::vector<double>& values, std::size_t& kept, ComplexArray& projection) override {
+        withCpuFallback("calibration matrix eigen-decomposition", [&] {
+            DeviceGuard dg(device_);
+            cuda::gramProjection(a, rows, cols, threshold, values, kept, projection, s());
+        }, [&](Backend& cpu) { cpu.gramProjection(a, rows, cols, threshold, values, kept, projection); });
+    }
+
+    // The whole field on the device, float64 (n <= kMaxEigenCoils; more coils: the host's path).
+    CoilFieldEigen coilFieldEigenvectors(const Grid& grid, const CoilField& field, const Progress& progress) override {
+        if (field.coils < 1 || field.coils > kMaxEigenCoils) return Backend::coilFieldEigenvectors(grid, field, progress);
+        CoilFieldEigen out;
+        withCpuFallback("coil maps' field", [&] {
+            DeviceGuard dg(device_);
+            out = cuda::coilFieldEigenvectors(grid, field, s(), progress);
+        }, [&](Backend& cpu) { out = cpu.coilFieldEigenvectors(grid, field, progress); });
+        return out;
     }
 
     // A Jacobi solver per voxel in float64 (n <= kMaxEigenCoils; more coils: the host's cores).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "recon/backend/coil_field.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/cuda/cuda_util.hpp"
 
@@ -49,8 +50,11 @@ Handles& handles() {
 
 }  // namespace
 
-void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
-               ComplexArray& vectors, cudaStream_t stream) {
+namespace {
+
+// A^H A's eigen-decomposition left on the device: `gram` holds the eigenvectors (column-major).
+void gramEigenOnDevice(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
+                       DeviceBuffer<cuDoubleComplex>& gram, cudaStream_t stream) {
     static_assert(sizeof(cdouble) == sizeof(cuDoubleComplex));
     if (a.size() != rows * cols || cols == 0)
         throw InputError("gramEigen: " + std::to_string(a.size()) + " values for a " + std::to_string(rows) + " x " +
@@ -58,7 +62,8 @@ void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::v
     Handles& h = handles();
     checkBlas(cublasSetStream(h.blas, stream), "setting the stream");
     checkSolver(cusolverDnSetStream(h.solver, stream), "setting the stream");
-    DeviceBuffer<cuDoubleComplex> da(a.size(), "calibration matrix"), gram(cols * cols, "calibration Gram matrix");
+    DeviceBuffer<cuDoubleComplex> da(a.size(), "calibration matrix");
+    gram = DeviceBuffer<cuDoubleComplex>(cols * cols, "calibration Gram matrix");
     DeviceBuffer<double> dw(cols, "eigenvalues");
     DeviceBuffer<int> info(1, "cuSOLVER status");
     da.upload(reinterpret_cast<const cuDoubleComplex*>(a.data()), a.size(), stream);
@@ -79,9 +84,37 @@ void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::v
     info.download(&status, 1, stream);  // synchronises the stream
     if (status != 0) throw NumericalError("the eigen-decomposition of A^H A did not converge (cuSOLVER info " + std::to_string(status) + ")");
     values.resize(cols);
-    vectors.resize(cols * cols);
     dw.download(values.data(), cols, stream);
+}
+
+}  // namespace
+
+void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
+               ComplexArray& vectors, cudaStream_t stream) {
+    DeviceBuffer<cuDoubleComplex> gram;
+    gramEigenOnDevice(a, rows, cols, values, gram, stream);
+    vectors.resize(cols * cols);
     gram.download(reinterpret_cast<cuDoubleComplex*>(vectors.data()), cols * cols, stream);
+}
+
+void gramProjection(const ComplexArray& a, std::size_t rows, std::size_t cols, double threshold, std::vector<double>& values,
+                    std::size_t& kept, ComplexArray& projection, cudaStream_t stream) {
+    DeviceBuffer<cuDoubleComplex> gram;
+    gramEigenOnDevice(a, rows, cols, values, gram, stream);
+    kept = signalSubspaceSize(values, threshold);
+    DeviceBuffer<cuDoubleComplex> p(cols * cols, "signal subspace projection");
+    if (kept == 0) {
+        p.fill0(stream);
+    } else {
+        // The eigenvectors of the `kept` largest eigenvalues: the last columns (ascending order).
+        const cuDoubleComplex one = {1, 0}, zero = {0, 0};
+        const int n = int(cols), k = int(kept);
+        checkBlas(cublasZgemm(handles().blas, CUBLAS_OP_N, CUBLAS_OP_C, n, n, k, &one, gram.data() + (cols - kept) * cols, n,
+                              gram.data() + (cols - kept) * cols, n, &zero, p.data(), n),
+                  "V V^H (zgemm)");
+    }
+    projection.resize(cols * cols);
+    p.download(reinterpret_cast<cuDoubleComplex*>(projection.data()), cols * cols, stream);
 }
 
 }  // namespace recon::cuda

@@ -19,4 +19,9 @@ namespace recon::cuda {
 void gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
                ComplexArray& vectors, cudaStream_t stream);
 
+// Backend::gramProjection: gramEigen's decomposition, then V_k V_k^H (cuBLAS zgemm) from the
+// eigenvectors left on the device.
+void gramProjection(const ComplexArray& a, std::size_t rows, std::size_t cols, double threshold, std::vector<double>& values,
+                    std::size_t& kept, ComplexArray& projection, cudaStream_t stream);
+
 }  // namespace recon::cuda

@@ -10,42 +10,6 @@
 
 namespace recon {
 
-std::size_t blockPoints(const BlockShape& s) { return std::size_t(s[0]) * std::size_t(s[1]) * std::size_t(s[2]); }
-
-ComplexArray transformAxis(const ComplexArray& in, BlockShape& shape, int axis, const ComplexArray& m, int out_len) {
-    const int len = shape[std::size_t(axis)];
-    std::size_t below = 1, above = 1;
-    for (int a = 0; a < axis; ++a) below *= std::size_t(shape[std::size_t(a)]);
-    for (int a = axis + 1; a < 3; ++a) above *= std::size_t(shape[std::size_t(a)]);
-    ComplexArray out(below * above * std::size_t(out_len));
-    // Every (hi, o) writes its own output row: parallel over both (the last axis has above = 1).
-#pragma omp parallel for collapse(2) schedule(static)
-    for (std::ptrdiff_t hi = 0; hi < std::ptrdiff_t(above); ++hi)
-        for (int o = 0; o < out_len; ++o) {
-            const cdouble* row = m.data() + std::size_t(o) * std::size_t(len);
-            cdouble* dst = out.data() + (std::size_t(hi) * std::size_t(out_len) + std::size_t(o)) * below;
-            for (int i = 0; i < len; ++i) {
-                const cdouble* src = in.data() + (std::size_t(hi) * std::size_t(len) + std::size_t(i)) * below;
-                const cdouble w = row[i];
-                for (std::size_t lo = 0; lo < below; ++lo) dst[lo] += w * src[lo];
-            }
-        }
-    shape[std::size_t(axis)] = out_len;
-    return out;
-}
-
-ComplexArray dftMatrix(int n, int f0, int f_count, int sign, bool to_image) {
-    ComplexArray m(std::size_t(n) * std::size_t(f_count));
-    for (int o = 0; o < f_count; ++o)
-        for (int j = 0; j < n; ++j) {
-            const double phase = sign * 2 * kPi * double(f0 + o) * double(j - n / 2) / double(n);
-            const cdouble e(std::cos(phase), std::sin(phase));
-            if (to_image) m[std::size_t(j) * std::size_t(f_count) + std::size_t(o)] = e;
-            else m[std::size_t(o) * std::size_t(n) + std::size_t(j)] = e;
-        }
-    return m;
-}
-
 CalibrationBlocks fitCalibrationBlocks(Backend& backend, const Dataset& data, int calibration, int iterations,
                                        const Progress& progress) {
     const Grid& g = data.grid;
@@ -110,25 +74,25 @@ CalibrationBlocks fitCalibrationBlocks(Backend& backend, const Dataset& data, in
     return out;
 }
 
-ComplexArray calibrationImages(const CalibrationBlocks& blocks, const Grid& grid) {
-    const std::size_t points = blockPoints(blocks.shape);
-    std::array<ComplexArray, 3> to_image;
-    for (int a = 0; a < grid.dims; ++a) {
+FrequencyBlocks taperedCalibrationBlocks(const CalibrationBlocks& blocks) {
+    FrequencyBlocks out;
+    out.shape = blocks.shape;
+    out.sign = 1;
+    for (int a = 0; a < 3; ++a) out.first[std::size_t(a)] = -blocks.shape[std::size_t(a)] / 2;
+    out.values = blocks.values;
+    // The Hann window over the block's frequencies, separable (1 on an axis of one sample).
+    std::array<std::vector<double>, 3> window;
+    for (int a = 0; a < 3; ++a) {
         const int len = blocks.shape[std::size_t(a)];
-        to_image[std::size_t(a)] = dftMatrix(grid.n[std::size_t(a)], -len / 2, len, +1, true);
-        // The Hann window over the block's frequencies, folded into the transform.
-        for (int j = 0; j < grid.n[std::size_t(a)]; ++j)
-            for (int o = 0; o < len; ++o)
-                to_image[std::size_t(a)][std::size_t(j) * std::size_t(len) + std::size_t(o)] *=
-                    0.5 * (1 + std::cos(2 * kPi * double(o - len / 2) / double(len)));
+        for (int o = 0; o < len; ++o)
+            window[std::size_t(a)].push_back(len == 1 ? 1.0 : 0.5 * (1 + std::cos(2 * kPi * double(o - len / 2) / double(len))));
     }
-    ComplexArray out(std::size_t(blocks.coils) * grid.voxels());
-    for (int c = 0; c < blocks.coils; ++c) {
-        ComplexArray img(blocks.values.begin() + std::ptrdiff_t(std::size_t(c) * points),
-                         blocks.values.begin() + std::ptrdiff_t(std::size_t(c + 1) * points));
-        BlockShape shape = blocks.shape;
-        for (int a = 0; a < grid.dims; ++a) img = transformAxis(img, shape, a, to_image[std::size_t(a)], grid.n[std::size_t(a)]);
-        std::copy(img.begin(), img.end(), out.begin() + std::ptrdiff_t(std::size_t(c) * grid.voxels()));
+    const std::size_t points = blockPoints(blocks.shape);
+    for (std::size_t i = 0; i < out.values.size(); ++i) {
+        const std::size_t p = i % points;
+        const std::size_t x = p % std::size_t(blocks.shape[0]), y = p / std::size_t(blocks.shape[0]) % std::size_t(blocks.shape[1]),
+                          z = p / (std::size_t(blocks.shape[0]) * std::size_t(blocks.shape[1]));
+        out.values[i] *= window[0][x] * window[1][y] * window[2][z];
     }
     return out;
 }

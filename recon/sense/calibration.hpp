@@ -1,27 +1,15 @@
-// Cartesian calibration data for coil maps from non-Cartesian samples (ESPIRiT, Walsh), and
-// the small separable DFTs between such k-space blocks and the image grid.
+// Cartesian calibration data for coil maps from non-Cartesian samples (ESPIRiT, Walsh); the
+// separable DFTs between such k-space blocks and the image grid are in recon/backend/coil_field.hpp.
 #pragma once
 
 #include <array>
 #include <vector>
 
 #include "recon/backend/backend.hpp"
+#include "recon/backend/coil_field.hpp"
 #include "recon/core/dataset.hpp"
 
 namespace recon {
-
-using BlockShape = std::array<int, 3>;  // sizes per axis, x fastest; 1 on unused axes
-std::size_t blockPoints(const BlockShape& s);
-
-// Along `axis`: out[o] = sum_i m[o * len + i] in[i], len = shape[axis]; shape[axis] becomes
-// out_len. A dense DFT per axis: the blocks here (24, 2 kernel - 1) are far smaller than the
-// grid, so this pruned transform costs less than an FFT of the whole grid.
-ComplexArray transformAxis(const ComplexArray& in, BlockShape& shape, int axis, const ComplexArray& m, int out_len);
-
-// exp(sign i 2 pi f x) for frequencies f = f0 + o (o < f_count, cycles/FOV) and the voxel
-// positions x = (j - n/2) / n (FOV units, docs/CONVENTIONS.md) of an n-voxel axis: as the
-// matrix [o][j] for transformAxis from an image to k-space, or [j][o] (`to_image`) back.
-ComplexArray dftMatrix(int n, int f0, int f_count, int sign, bool to_image);
 
 // Each coil's Cartesian k-space block k = -cal/2 .. cal/2 - 1 per axis (coil after coil; cal is
 // `calibration` or, on a smaller grid axis, that axis's size): a
@@ -41,8 +29,8 @@ struct CalibrationBlocks {
 CalibrationBlocks fitCalibrationBlocks(Backend& backend, const Dataset& data, int calibration, int iterations,
                                        const Progress& progress = {});
 
-// The blocks' coil images on `grid` (coils x voxels), the block tapered by a Hann window so
-// its edge does not ring: smooth, low-resolution coil images.
-ComplexArray calibrationImages(const CalibrationBlocks& blocks, const Grid& grid);
+// The blocks tapered by a Hann window over their frequencies, so their images do not ring:
+// smooth, low-resolution coil images (blockImages; CoilField::coil_blocks).
+FrequencyBlocks taperedCalibrationBlocks(const CalibrationBlocks& blocks);
 
 }  // namespace recon

@@ -54,7 +54,9 @@ LowResolutionImages lowResolutionCoilImages(Backend& backend, const Dataset& dat
 CoilMaps assembleCoilMaps(ComplexArray unit_maps, int coils, std::vector<std::uint8_t> mask, int reference,
                           std::string source) {
     const std::size_t voxels = mask.size();
-    for (std::size_t v = 0; v < voxels; ++v) {
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t vi = 0; vi < std::ptrdiff_t(voxels); ++vi) {
+        const std::size_t v = std::size_t(vi);
         const cdouble ref = unit_maps[std::size_t(reference) * voxels + v];
         const cdouble phase = std::abs(ref) > 0 ? std::conj(ref) / std::abs(ref) : cdouble(1);
         for (int c = 0; c < coils; ++c) {
@@ -80,30 +82,8 @@ std::vector<std::uint8_t> objectMask(const ComplexArray& images, int coils, doub
     rss.assign(voxels, 0.0);
     for (int c = 0; c < coils; ++c)
         for (std::size_t v = 0; v < voxels; ++v) rss[v] += std::norm(images[std::size_t(c) * voxels + v]);
-    double rss_max = 0;
-    for (auto& r : rss) rss_max = std::max(rss_max, r = std::sqrt(r));
-    if (!(rss_max > 0)) throw InputError("coil maps: the centre of k-space holds no signal");
-    std::vector<std::uint8_t> mask(voxels);
-    for (std::size_t v = 0; v < voxels; ++v) mask[v] = rss[v] > threshold * rss_max ? 1 : 0;
-    return mask;
-}
-
-
-// In place: each value becomes the sum over the (2 h + 1) box along `axis` (clipped at the edges).
-void boxSumAlongAxis(cdouble* data, const Grid& g, int axis, int h) {
-    const int len = g.n[std::size_t(axis)];
-    const std::size_t stride = axis == 0 ? 1 : axis == 1 ? std::size_t(g.n[0]) : std::size_t(g.n[0]) * std::size_t(g.n[1]);
-    const std::size_t lines = g.voxels() / std::size_t(len);
-#pragma omp parallel for schedule(static)
-    for (std::ptrdiff_t line = 0; line < std::ptrdiff_t(lines); ++line) {
-        // The line's first element: split the line index into the indices below and above the axis.
-        const std::size_t below = std::size_t(line) % stride, above = std::size_t(line) / stride;
-        cdouble* p = data + above * stride * std::size_t(len) + below;
-        std::vector<cdouble> prefix(std::size_t(len) + 1);
-        for (int i = 0; i < len; ++i) prefix[std::size_t(i) + 1] = prefix[std::size_t(i)] + p[std::size_t(i) * stride];
-        for (int i = 0; i < len; ++i)
-            p[std::size_t(i) * stride] = prefix[std::size_t(std::min(len, i + h + 1))] - prefix[std::size_t(std::max(0, i - h))];
-    }
+    for (auto& r : rss) r = std::sqrt(r);
+    return objectFromRootSumOfSquares(rss, threshold);
 }
 
 }  // namespace
@@ -132,23 +112,14 @@ CoilMaps estimateCoilMapsWalsh(Backend& backend, const Dataset& data, const Wals
                          std::to_string(opts.half_width));
     const CalibrationBlocks blocks =
         fitCalibrationBlocks(backend, data, opts.calibration, opts.calibration_iterations, progress.part(0, 0.4));
-    const ComplexArray images = calibrationImages(blocks, data.grid);
-    std::vector<double> rss;
-    std::vector<std::uint8_t> mask = objectMask(images, data.coils, opts.mask_threshold, rss);
-    const std::size_t voxels = data.grid.voxels();
-    const int coils = data.coils;
-    HermitianField covariance(coils, voxels);
-    for (int r = 0; r < coils; ++r)
-        for (int c = r; c < coils; ++c) {
-            progress.check();
-            cdouble* out = covariance.pair(r, c);
-            const cdouble* a = images.data() + std::size_t(r) * voxels;
-            const cdouble* b = images.data() + std::size_t(c) * voxels;
-            for (std::size_t v = 0; v < voxels; ++v) out[v] = a[v] * std::conj(b[v]);
-            for (int axis = 0; axis < data.grid.dims; ++axis) boxSumAlongAxis(out, data.grid, axis, opts.half_width);
-        }
-    DominantEigen eig = dominantEigenvectors(backend, covariance, progress.part(0.45, 1), &mask);
-    return assembleCoilMaps(std::move(eig.vectors), coils, std::move(mask), blocks.strongest, "walsh");
+    progress.update(0.4);
+    CoilField field;
+    field.coils = data.coils;
+    field.coil_blocks = taperedCalibrationBlocks(blocks);
+    field.object_threshold = opts.mask_threshold;
+    field.half_width = opts.half_width;
+    CoilFieldEigen eig = backend.coilFieldEigenvectors(data.grid, field, progress.part(0.4, 1));
+    return assembleCoilMaps(std::move(eig.vectors), data.coils, std::move(eig.object), blocks.strongest, "walsh");
 }
 
 CoilMaps coilMapsFromArray(const std::vector<long>& dims, const ComplexArray& values, const Grid& grid, int coils,

@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 
 #include "recon/core/errors.hpp"
+#include "recon/core/host_memory.hpp"
 #include "recon/sense/calibration.hpp"
 #include "recon/sense/small_linalg.hpp"
 
@@ -33,6 +34,7 @@ CoilMaps estimateCoilMapsEspirit(Backend& backend, const Dataset& data, const Es
     // 1. Calibration data, coil after coil, each a cal block (k = -cal/2 .. cal/2 - 1 per axis).
     const CalibrationBlocks blocks =
         fitCalibrationBlocks(backend, data, opts.calibration, opts.calibration_iterations, progress.part(0, 0.3));
+    progress.update(0.3);
     const ComplexArray& calib = blocks.values;
     // Per axis: the block, the kernel and the kernel-difference block (2 kernel - 1).
     const BlockShape& cal = blocks.shape;
@@ -46,81 +48,87 @@ CoilMaps estimateCoilMapsEspirit(Backend& backend, const Dataset& data, const Es
     // 2. The calibration matrix (one row per patch position) and its row space.
     const BlockShape positions{cal[0] - ker[0] + 1, cal[1] - ker[1] + 1, cal[2] - ker[2] + 1};
     const Eigen::Index rows = Eigen::Index(blockPoints(positions)), columns = Eigen::Index(std::size_t(coils) * ker_points);
-    ComplexArray a(std::size_t(rows) * std::size_t(columns));  // column-major
-    for (int qz = 0; qz < positions[2]; ++qz)
-        for (int qy = 0; qy < positions[1]; ++qy)
-            for (int qx = 0; qx < positions[0]; ++qx) {
-                const std::size_t row = (std::size_t(qz) * std::size_t(positions[1]) + std::size_t(qy)) * std::size_t(positions[0]) + std::size_t(qx);
-                std::size_t col = 0;
-                for (int c = 0; c < coils; ++c)
-                    for (int kz = 0; kz < ker[2]; ++kz)
-                        for (int ky = 0; ky < ker[1]; ++ky)
-                            for (int kx = 0; kx < ker[0]; ++kx)
-                                a[row + std::size_t(rows) * col++] =
-                                    calib[std::size_t(c) * cal_points +
-                                          (std::size_t(qz + kz) * std::size_t(cal[1]) + std::size_t(qy + ky)) * std::size_t(cal[0]) +
-                                          std::size_t(qx + kx)];
+    ComplexArray a;  // column-major; every value written below
+    resizeForOverwrite(a, std::size_t(rows) * std::size_t(columns));
+    // Column by column (coil, kernel offset), in parallel: each writes its own contiguous column
+    // (11.8 million values in 3D with 8 coils).
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index col = 0; col < columns; ++col) {
+        const int c = int(std::size_t(col) / ker_points);
+        const std::size_t k = std::size_t(col) % ker_points;
+        const int kx = int(k % std::size_t(ker[0])), ky = int(k / std::size_t(ker[0]) % std::size_t(ker[1])),
+                  kz = int(k / (std::size_t(ker[0]) * std::size_t(ker[1])));
+        cdouble* dst = a.data() + std::size_t(col) * std::size_t(rows);
+        const cdouble* coil = calib.data() + std::size_t(c) * cal_points;
+        for (int qz = 0; qz < positions[2]; ++qz)
+            for (int qy = 0; qy < positions[1]; ++qy) {
+                const cdouble* src = coil + (std::size_t(qz + kz) * std::size_t(cal[1]) + std::size_t(qy + ky)) * std::size_t(cal[0]) + std::size_t(kx);
+                for (int qx = 0; qx < positions[0]; ++qx) *dst++ = src[qx];
             }
+    }
     progress.update(0.35);
     // The right singular vectors are the eigenvectors of A^H A (sigma^2 its eigenvalues), on the
-    // backend: 3D with 8 coils makes A^H A 1728 x 1728, tens of seconds on the host's cores.
+    // backend: 3D with 8 coils makes A^H A 1728 x 1728, tens of seconds on the host's cores. The
+    // projection P = V V^H on the row space (sigma >= threshold * sigma_max) there too.
     std::vector<double> gram_values;
-    ComplexArray gram_vectors;
-    backend.gramEigen(a, std::size_t(rows), std::size_t(columns), gram_values, gram_vectors);  // ascending
+    std::size_t kept = 0;
+    ComplexArray projection;
+    backend.gramProjection(a, std::size_t(rows), std::size_t(columns), opts.singular_value_threshold, gram_values, kept,
+                           projection);
     progress.update(0.5);
     std::vector<double> sigma(static_cast<std::size_t>(columns));
     for (Eigen::Index i = 0; i < columns; ++i) sigma[std::size_t(i)] = std::sqrt(std::max(0.0, gram_values[std::size_t(columns - 1 - i)]));
-    int kept = 0;
-    while (kept < columns && sigma[std::size_t(kept)] >= opts.singular_value_threshold * sigma[0]) ++kept;
-    const Eigen::MatrixXcd row_space =
-        Eigen::Map<const Eigen::MatrixXcd>(gram_vectors.data(), columns, columns).rightCols(kept);
 
     // 3. G(x) = sum_delta a_cc'(delta) exp(-i 2 pi delta . x), with delta = kappa' - kappa and
-    // a_cc'(delta) = (1/kernel^d) sum over kappa' - kappa = delta of P[(c, kappa), (c', kappa')],
-    // P = V V^H the projection on the row space (derivation: docs/CONVENTIONS.md).
-    // A's rows are the patches' transposes: A = U Sigma V^H puts the patches (as columns) in the span
-    // of conj(V), so the projection on them is conj(V V^H).
-    const Eigen::MatrixXcd projection = (row_space * row_space.adjoint()).conjugate();
-    HermitianField field(coils, voxels);
-    std::array<ComplexArray, 3> to_image;
-    for (int a_ = 0; a_ < g.dims; ++a_)
-        to_image[std::size_t(a_)] = dftMatrix(g.n[std::size_t(a_)], 1 - opts.kernel, diff[std::size_t(a_)], -1, true);
+    // a_cc'(delta) = (1/kernel^d) sum over kappa' - kappa = delta of conj(P)[(c, kappa), (c', kappa')]
+    // (derivation: docs/CONVENTIONS.md). A's rows are the patches' transposes: A = U Sigma V^H puts
+    // the patches (as columns) in the span of conj(V), so the projection on them is conj(V V^H).
+    // The kernels here (pairs x (2 kernel - 1)^d values); their images on the backend.
+    CoilField field;
+    field.coils = coils;
+    field.coil_blocks = taperedCalibrationBlocks(blocks);
+    field.object_threshold = opts.mask_threshold;
+    field.pair_blocks.shape = diff;
+    field.pair_blocks.sign = -1;
+    for (int a_ = 0; a_ < g.dims; ++a_) field.pair_blocks.first[std::size_t(a_)] = 1 - opts.kernel;
+    const std::size_t pairs = std::size_t(coils) * std::size_t(coils + 1) / 2, diff_points = blockPoints(diff);
+    field.pair_blocks.values.assign(pairs * diff_points, cdouble(0));
     auto kernelIndex = [&](int kx, int ky, int kz) {
         return (std::size_t(kz) * std::size_t(ker[1]) + std::size_t(ky)) * std::size_t(ker[0]) + std::size_t(kx);
     };
-    for (int r = 0; r < coils; ++r)
-        for (int c = r; c < coils; ++c) {
-            progress.update(0.5 + 0.1 * double(field.pairIndex(r, c)) / double(field.pairs()));
-            ComplexArray kernel(blockPoints(diff));
-            for (int z0 = 0; z0 < ker[2]; ++z0)
-                for (int y0 = 0; y0 < ker[1]; ++y0)
-                    for (int x0 = 0; x0 < ker[0]; ++x0) {
-                        const Eigen::Index row = Eigen::Index(std::size_t(r) * ker_points + kernelIndex(x0, y0, z0));
-                        for (int z1 = 0; z1 < ker[2]; ++z1)
-                            for (int y1 = 0; y1 < ker[1]; ++y1)
-                                for (int x1 = 0; x1 < ker[0]; ++x1) {
-                                    const Eigen::Index col = Eigen::Index(std::size_t(c) * ker_points + kernelIndex(x1, y1, z1));
-                                    const std::size_t d = (std::size_t(z1 - z0 + ker[2] - 1) * std::size_t(diff[1]) +
-                                                           std::size_t(y1 - y0 + ker[1] - 1)) * std::size_t(diff[0]) +
-                                                          std::size_t(x1 - x0 + ker[0] - 1);
-                                    kernel[d] += projection(row, col);
-                                }
-                    }
-            for (auto& v : kernel) v /= double(ker_points);
-            BlockShape shape = diff;
-            for (int a_ = 0; a_ < g.dims; ++a_)
-                kernel = transformAxis(kernel, shape, a_, to_image[std::size_t(a_)], g.n[std::size_t(a_)]);
-            std::copy(kernel.begin(), kernel.end(), field.pair(r, c));
-        }
+    const Eigen::Map<const Eigen::MatrixXcd> p(projection.data(), columns, columns);
+#pragma omp parallel for schedule(dynamic)
+    for (std::ptrdiff_t pair = 0; pair < std::ptrdiff_t(pairs); ++pair) {
+        int r = 0, rest = int(pair);  // pair = r n - r (r - 1) / 2 + c - r
+        while (rest >= coils - r) rest -= coils - r++;
+        const int c = r + rest;
+        cdouble* kernel = field.pair_blocks.values.data() + std::size_t(pair) * diff_points;
+        for (int z0 = 0; z0 < ker[2]; ++z0)
+            for (int y0 = 0; y0 < ker[1]; ++y0)
+                for (int x0 = 0; x0 < ker[0]; ++x0) {
+                    const Eigen::Index row = Eigen::Index(std::size_t(r) * ker_points + kernelIndex(x0, y0, z0));
+                    for (int z1 = 0; z1 < ker[2]; ++z1)
+                        for (int y1 = 0; y1 < ker[1]; ++y1)
+                            for (int x1 = 0; x1 < ker[0]; ++x1) {
+                                const Eigen::Index col = Eigen::Index(std::size_t(c) * ker_points + kernelIndex(x1, y1, z1));
+                                const std::size_t d = (std::size_t(z1 - z0 + ker[2] - 1) * std::size_t(diff[1]) +
+                                                       std::size_t(y1 - y0 + ker[1] - 1)) * std::size_t(diff[0]) +
+                                                      std::size_t(x1 - x0 + ker[0] - 1);
+                                kernel[d] += std::conj(p(row, col));
+                            }
+                }
+        for (std::size_t d = 0; d < diff_points; ++d) kernel[d] /= double(ker_points);
+    }
+    progress.update(0.55);
 
-    // 4. The dominant eigenvector per voxel of the object (the maps are zero elsewhere); its
-    // eigenvalue decides the mask.
-    const std::vector<std::uint8_t> object = supportMask(calibrationImages(blocks, g), coils, opts.mask_threshold);
-    DominantEigen eig = dominantEigenvectors(backend, field, progress.part(0.6, 1), &object);
+    // 4. On the backend: the object (the root sum of squares of the calibration block's coil
+    // images), G(x) and its dominant eigenvector per voxel of the object (the maps are zero
+    // elsewhere); the eigenvalue decides the mask.
+    CoilFieldEigen eig = backend.coilFieldEigenvectors(g, field, progress.part(0.55, 1));
     std::vector<std::uint8_t> mask(voxels);
-    for (std::size_t v = 0; v < voxels; ++v) mask[v] = eig.values[v] >= opts.eigenvalue_crop && object[v] ? 1 : 0;
+    for (std::size_t v = 0; v < voxels; ++v) mask[v] = eig.values[v] >= opts.eigenvalue_crop && eig.object[v] ? 1 : 0;
     if (details) {
-        details->kernels_kept = kept;
+        details->kernels_kept = int(kept);
         details->kernels_total = int(columns);
         details->singular_values = sigma;
         details->eigenvalues = eig.values;

@@ -117,33 +117,7 @@ HermitianEigen hermitianEigen(const SquareMatrix& a) {
 DominantEigen dominantEigenvectors(Backend& backend, const HermitianField& field, const Progress& progress,
                                    const std::vector<std::uint8_t>* only) {
     DominantEigen out;
-    if (!only) {
-        backend.dominantEigenvectors(field.n, field.voxels, field.upper, out.vectors, out.values, progress);
-        return out;
-    }
-    const std::size_t voxels = field.voxels;
-    if (only->size() != voxels)
-        throw InputError("dominant eigenvectors: the voxel selection has " + std::to_string(only->size()) +
-                         " values for " + std::to_string(voxels) + " voxels");
-    // Gather the selected voxels, decompose them on the backend, scatter back: zero elsewhere.
-    std::vector<std::size_t> kept;
-    for (std::size_t v = 0; v < voxels; ++v)
-        if ((*only)[v]) kept.push_back(v);
-    HermitianField selected(field.n, kept.size());
-    for (std::size_t p = 0; p < field.pairs(); ++p)
-        for (std::size_t k = 0; k < kept.size(); ++k)
-            selected.upper[p * kept.size() + k] = field.upper[p * voxels + kept[k]];
-    DominantEigen part;
-    if (!kept.empty())
-        backend.dominantEigenvectors(selected.n, selected.voxels, selected.upper, part.vectors, part.values, progress);
-    out.vectors.assign(std::size_t(field.n) * voxels, cdouble(0));
-    out.values.assign(voxels, 0.0);
-    for (std::size_t k = 0; k < kept.size(); ++k) {
-        out.values[kept[k]] = part.values[k];
-        for (int r = 0; r < field.n; ++r)
-            out.vectors[std::size_t(r) * voxels + kept[k]] = part.vectors[std::size_t(r) * kept.size() + k];
-    }
-    progress.update(1.0);
+    dominantEigenvectorsWhere(backend, field.n, field.voxels, field.upper, only, out.vectors, out.values, progress);
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include "../test_support.hpp"
 #include "gpu_test_support.hpp"
 #include "recon/sense/espirit.hpp"
+#include "recon/sense/small_linalg.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 
@@ -133,6 +134,97 @@ TEST(CudaSense, DominantEigenvectorsMatchTheHost) {
         EXPECT_LT(worst_residual, 1e-10) << n << " coils";
         EXPECT_LT(worst_fit, 1e-8) << n << " coils";
         EXPECT_EQ(lg[voxels - 1], 0.0);
+    }
+}
+
+// A coil field of 8 coils on a 3D grid from random blocks: the coils' 6x5x4 blocks and ESPIRiT's
+// 36 pair kernels (5^3, the diagonal ones Hermitian-symmetric so G_rr(x) is real), or Walsh's
+// box-summed outer products.
+CoilField randomCoilField(bool pair_kernels) {
+    CoilField f;
+    f.coils = 8;
+    f.object_threshold = 0.3;
+    f.coil_blocks.shape = {6, 5, 4};
+    f.coil_blocks.first = {-3, -2, -2};
+    f.coil_blocks.values = randomComplex(8 * 120, 21);
+    if (pair_kernels) {
+        FrequencyBlocks& k = f.pair_blocks;
+        k.shape = {5, 5, 5};
+        k.first = {-2, -2, -2};
+        k.sign = -1;
+        k.values = randomComplex(36 * 125, 22);
+        for (int r = 0, pair = 0; r < 8; ++r)
+            for (int c = r; c < 8; ++c, ++pair) {
+                if (c != r) continue;
+                cdouble* b = k.values.data() + std::size_t(pair) * 125;
+                ComplexArray sym(125);
+                for (std::size_t i = 0; i < 125; ++i) sym[i] = 0.5 * (b[i] + std::conj(b[124 - i]));  // b(-f) = conj b(f)
+                std::copy(sym.begin(), sym.end(), b);
+            }
+    } else {
+        f.half_width = 2;
+    }
+    return f;
+}
+
+// The coil field on the device (images, object, ESPIRiT's G(x) or Walsh's covariance, the
+// eigenpairs; the field never on the host) against the host's path: the same object, the same
+// largest eigenvalues, the same eigenvectors up to their phase where the top eigenvalue is
+// separated from the next (checked on the host's own field by the full decomposition).
+TEST(CudaSense, CoilFieldMatchesTheHost) {
+    const Grid grid = Grid::make3D(20, 18, 16);
+    auto dev = gpu(Precision::Single);
+    auto cpu = createCpuBackend(Precision::Single);
+    for (bool pair_kernels : {true, false}) {
+        const CoilField field = randomCoilField(pair_kernels);
+        const CoilFieldEigen a = cpu->coilFieldEigenvectors(grid, field), b = dev->coilFieldEigenvectors(grid, field);
+        // The field itself on the host, from its definition (coil_field.hpp).
+        const HermitianField field_pairs(8, 0);
+        ComplexArray upper;
+        if (pair_kernels) {
+            upper = blockImages(field.pair_blocks, grid);
+        } else {
+            const ComplexArray images = blockImages(field.coil_blocks, grid);
+            for (int r = 0; r < 8; ++r)
+                for (int c = r; c < 8; ++c) {
+                    ComplexArray product(grid.voxels());
+                    for (std::size_t v = 0; v < grid.voxels(); ++v)
+                        product[v] = images[std::size_t(r) * grid.voxels() + v] * std::conj(images[std::size_t(c) * grid.voxels() + v]);
+                    for (int axis = 0; axis < 3; ++axis) boxSumAlongAxis(product.data(), grid, axis, 2);
+                    upper.insert(upper.end(), product.begin(), product.end());
+                }
+        }
+        ASSERT_EQ(a.object, b.object);
+        std::size_t inside = 0, compared = 0;
+        double worst_value = 0, worst_vector = 0, scale = 0;
+        for (double v : a.values) scale = std::max(scale, std::abs(v));
+        const std::size_t voxels = grid.voxels();
+        for (std::size_t v = 0; v < voxels; ++v) {
+            if (!a.object[v]) {
+                EXPECT_EQ(b.values[v], 0.0);
+                continue;
+            }
+            ++inside;
+            worst_value = std::max(worst_value, std::abs(a.values[v] - b.values[v]) / scale);
+            SquareMatrix m(8);
+            for (int r = 0; r < 8; ++r)
+                for (int c = r; c < 8; ++c) {
+                    m(r, c) = upper[field_pairs.pairIndex(r, c) * voxels + v];
+                    m(c, r) = std::conj(m(r, c));
+                }
+            for (int r = 0; r < 8; ++r) m(r, r) = m(r, r).real();
+            const HermitianEigen full = hermitianEigen(m);  // descending
+            EXPECT_NEAR(b.values[v], full.values[0], 1e-10 * scale);
+            if (full.values[0] - full.values[1] < 1e-3 * scale) continue;  // a near tie: any vector of the pair
+            cdouble inner = 0;
+            for (int c = 0; c < 8; ++c) inner += std::conj(a.vectors[std::size_t(c) * voxels + v]) * b.vectors[std::size_t(c) * voxels + v];
+            worst_vector = std::max(worst_vector, 1 - std::abs(inner));
+            ++compared;
+        }
+        ASSERT_GT(inside, voxels / 4) << "the object";
+        ASSERT_GT(compared, inside * 9 / 10) << "voxels with a separated top eigenvalue";
+        EXPECT_LT(worst_value, 1e-10) << (pair_kernels ? "ESPIRiT" : "Walsh");
+        EXPECT_LT(worst_vector, 1e-6) << (pair_kernels ? "ESPIRiT" : "Walsh") << ", " << compared << " voxels";
     }
 }
 

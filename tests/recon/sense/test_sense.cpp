@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "recon/core/conventions.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/core/metrics.hpp"
 #include "recon/phantom/coil_sensitivities.hpp"
@@ -267,6 +268,96 @@ TEST(CoilMaps, DominantEigenvectorsMatchTheFullDecompositionAndSkipUnselectedVox
     }
     std::vector<std::uint8_t> wrong(voxels - 1, 1);
     EXPECT_THROW(dominantEigenvectors(*cpu, field, {}, &wrong), InputError);
+}
+
+// The coil field's host path (Backend::coilFieldEigenvectors' default, which the GPU's is
+// tested against) from its definition by brute force: each block's image a plain sum over its
+// frequencies at the voxel positions, Walsh's covariance a plain sum over the clipped box, the
+// object by the root sum of squares, and per voxel the full decomposition's largest eigenpair.
+TEST(CoilMaps, CoilFieldIsItsDefinition) {
+    const Grid grid = Grid::make3D(7, 6, 5);
+    const std::size_t voxels = grid.voxels();
+    const int n = 3, h = 1;
+    CoilField f;
+    f.coils = n;
+    f.object_threshold = 0.2;
+    f.coil_blocks.shape = {3, 4, 2};
+    f.coil_blocks.first = {-1, -2, 0};
+    f.coil_blocks.values = randomComplex(std::size_t(n) * 24, 3);
+    f.pair_blocks.shape = {3, 3, 3};
+    f.pair_blocks.first = {-1, -1, -1};
+    f.pair_blocks.sign = -1;
+    f.pair_blocks.values = randomComplex(6 * 27, 4);
+    auto image = [&](const FrequencyBlocks& b, std::size_t which, std::size_t v) {
+        const int x = int(v % 7), y = int(v / 7 % 6), z = int(v / 42);
+        cdouble sum = 0;
+        for (int k = 0; k < b.shape[2]; ++k)
+            for (int j = 0; j < b.shape[1]; ++j)
+                for (int i = 0; i < b.shape[0]; ++i) {
+                    const double phase = 2 * kPi * ((b.first[0] + i) * (x - 3) / 7.0 + (b.first[1] + j) * (y - 3) / 6.0 +
+                                                    (b.first[2] + k) * (z - 2) / 5.0);
+                    sum += b.values[which * blockPoints(b.shape) + std::size_t((k * b.shape[1] + j) * b.shape[0] + i)] *
+                           std::polar(1.0, b.sign * phase);
+                }
+        return sum;
+    };
+    const ComplexArray images = blockImages(f.coil_blocks, grid);
+    for (int c = 0; c < n; ++c)
+        for (std::size_t v = 0; v < voxels; ++v)
+            ASSERT_LT(std::abs(images[std::size_t(c) * voxels + v] - image(f.coil_blocks, std::size_t(c), v)), 1e-12);
+    std::vector<double> rss(voxels);
+    double rss_max = 0;
+    for (std::size_t v = 0; v < voxels; ++v) {
+        for (int c = 0; c < n; ++c) rss[v] += std::norm(image(f.coil_blocks, std::size_t(c), v));
+        rss_max = std::max(rss_max, rss[v] = std::sqrt(rss[v]));
+    }
+    const std::unique_ptr<Backend> cpu = createCpuBackend(Precision::Double);
+    for (bool walsh : {false, true}) {
+        CoilField field = f;
+        if (walsh) {
+            field.pair_blocks.values.clear();
+            field.half_width = h;
+        }
+        const CoilFieldEigen got = cpu->coilFieldEigenvectors(grid, field);
+        std::size_t inside = 0;
+        for (std::size_t v = 0; v < voxels; ++v) {
+            ASSERT_EQ(got.object[v], rss[v] > 0.2 * rss_max ? 1 : 0) << "voxel " << v;
+            if (!got.object[v]) {
+                EXPECT_EQ(got.values[v], 0.0);
+                continue;
+            }
+            ++inside;
+            SquareMatrix m(n);
+            const int x = int(v % 7), y = int(v / 7 % 6), z = int(v / 42);
+            for (int r = 0, pair = 0; r < n; ++r)
+                for (int c = r; c < n; ++c, ++pair) {
+                    cdouble e = 0;
+                    if (!walsh) {
+                        e = image(f.pair_blocks, std::size_t(pair), v);
+                    } else {
+                        for (int dz = -h; dz <= h; ++dz)
+                            for (int dy = -h; dy <= h; ++dy)
+                                for (int dx = -h; dx <= h; ++dx) {
+                                    if (x + dx < 0 || x + dx >= 7 || y + dy < 0 || y + dy >= 6 || z + dz < 0 || z + dz >= 5) continue;
+                                    const std::size_t w = std::size_t(((z + dz) * 6 + y + dy) * 7 + x + dx);
+                                    e += image(f.coil_blocks, std::size_t(r), w) * std::conj(image(f.coil_blocks, std::size_t(c), w));
+                                }
+                    }
+                    m(r, c) = e;
+                    m(c, r) = std::conj(e);
+                }
+            for (int r = 0; r < n; ++r) m(r, r) = m(r, r).real();  // random pair kernels: only the real part counts
+            const HermitianEigen ref = hermitianEigen(m);
+            EXPECT_NEAR(got.values[v], ref.values[0], 1e-9 * (1 + std::abs(ref.values[0]))) << "voxel " << v;
+            cdouble inner = 0;
+            for (int r = 0; r < n; ++r) inner += std::conj(ref.vectors(r, 0)) * got.vectors[std::size_t(r) * voxels + v];
+            if (ref.values[0] - ref.values[1] > 1e-3 * std::abs(ref.values[0])) EXPECT_NEAR(std::abs(inner), 1.0, 1e-8) << "voxel " << v;
+        }
+        EXPECT_GT(inside, voxels / 4);
+    }
+    CoilField wrong = f;
+    wrong.pair_blocks.values.pop_back();
+    EXPECT_THROW(cpu->coilFieldEigenvectors(grid, wrong), InputError);
 }
 
 namespace {

@@ -1,0 +1,181 @@
+#include "recon/backend/coil_field.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "recon/backend/backend.hpp"
+#include "recon/core/conventions.hpp"
+
+namespace recon {
+
+std::size_t blockPoints(const BlockShape& s) { return std::size_t(s[0]) * std::size_t(s[1]) * std::size_t(s[2]); }
+
+ComplexArray transformAxis(const ComplexArray& in, BlockShape& shape, int axis, const ComplexArray& m, int out_len) {
+    const int len = shape[std::size_t(axis)];
+    std::size_t below = 1, above = 1;
+    for (int a = 0; a < axis; ++a) below *= std::size_t(shape[std::size_t(a)]);
+    for (int a = axis + 1; a < 3; ++a) above *= std::size_t(shape[std::size_t(a)]);
+    above *= in.size() / (below * above * std::size_t(len));  // several blocks side by side
+    ComplexArray out(below * above * std::size_t(out_len));
+    // Every (hi, o) writes its own output row: parallel over both (the last axis has above = 1).
+#pragma omp parallel for collapse(2) schedule(static)
+    for (std::ptrdiff_t hi = 0; hi < std::ptrdiff_t(above); ++hi)
+        for (int o = 0; o < out_len; ++o) {
+            const cdouble* row = m.data() + std::size_t(o) * std::size_t(len);
+            cdouble* dst = out.data() + (std::size_t(hi) * std::size_t(out_len) + std::size_t(o)) * below;
+            for (int i = 0; i < len; ++i) {
+                const cdouble* src = in.data() + (std::size_t(hi) * std::size_t(len) + std::size_t(i)) * below;
+                const cdouble w = row[i];
+                for (std::size_t lo = 0; lo < below; ++lo) dst[lo] += w * src[lo];
+            }
+        }
+    shape[std::size_t(axis)] = out_len;
+    return out;
+}
+
+ComplexArray dftMatrix(int n, int f0, int f_count, int sign, bool to_image) {
+    ComplexArray m(std::size_t(n) * std::size_t(f_count));
+    for (int o = 0; o < f_count; ++o)
+        for (int j = 0; j < n; ++j) {
+            const double phase = sign * 2 * kPi * double(f0 + o) * double(j - n / 2) / double(n);
+            const cdouble e(std::cos(phase), std::sin(phase));
+            if (to_image) m[std::size_t(j) * std::size_t(f_count) + std::size_t(o)] = e;
+            else m[std::size_t(o) * std::size_t(n) + std::size_t(j)] = e;
+        }
+    return m;
+}
+
+std::size_t signalSubspaceSize(const std::vector<double>& values, double threshold) {
+    if (values.empty()) return 0;
+    const double sigma_max = std::sqrt(std::max(0.0, values.back()));
+    std::size_t kept = 0;
+    while (kept < values.size() && std::sqrt(std::max(0.0, values[values.size() - 1 - kept])) >= threshold * sigma_max) ++kept;
+    return kept;
+}
+
+ComplexArray blockImages(const FrequencyBlocks& blocks, const Grid& grid) {
+    ComplexArray out = blocks.values;
+    BlockShape shape = blocks.shape;
+    for (int a = 0; a < grid.dims; ++a) {
+        const ComplexArray m = dftMatrix(grid.n[std::size_t(a)], blocks.first[std::size_t(a)], blocks.shape[std::size_t(a)],
+                                         blocks.sign, true);
+        out = transformAxis(out, shape, a, m, grid.n[std::size_t(a)]);
+    }
+    return out;
+}
+
+void checkCoilField(const CoilField& field, const Grid& grid) {
+    const std::size_t pairs = std::size_t(field.coils) * std::size_t(field.coils + 1) / 2;
+    auto fits = [&](const FrequencyBlocks& b, std::size_t count) {
+        for (int a = 0; a < 3; ++a)
+            if (b.shape[std::size_t(a)] < 1 || (a >= grid.dims && b.shape[std::size_t(a)] != 1)) return false;
+        return b.values.size() == count * blockPoints(b.shape) && (b.sign == 1 || b.sign == -1);
+    };
+    if (field.coils < 1 || !fits(field.coil_blocks, std::size_t(field.coils)))
+        throw InputError("coil field: " + std::to_string(field.coil_blocks.values.size()) +
+                         " coil block values do not make one block per coil for " + std::to_string(field.coils) + " coils");
+    if (!field.pair_blocks.values.empty() && !fits(field.pair_blocks, pairs))
+        throw InputError("coil field: " + std::to_string(field.pair_blocks.values.size()) +
+                         " pair block values do not make one block per coil pair (" + std::to_string(pairs) + ")");
+    if (!(field.object_threshold >= 0 && field.object_threshold < 1))
+        throw InputError("coil maps: the mask threshold must lie in [0, 1)");
+    if (field.half_width < 0 || field.half_width > 32)
+        throw InputError("Walsh coil maps: the neighbourhood's half width must lie in [0, 32], got " +
+                         std::to_string(field.half_width));
+}
+
+std::vector<std::uint8_t> objectFromRootSumOfSquares(const std::vector<double>& rss, double threshold) {
+    double rss_max = 0;
+    for (double r : rss) rss_max = std::max(rss_max, r);
+    if (!(rss_max > 0)) throw InputError("coil maps: the centre of k-space holds no signal");
+    std::vector<std::uint8_t> mask(rss.size());
+    for (std::size_t v = 0; v < rss.size(); ++v) mask[v] = rss[v] > threshold * rss_max ? 1 : 0;
+    return mask;
+}
+
+void boxSumAlongAxis(cdouble* data, const Grid& g, int axis, int h) {
+    const int len = g.n[std::size_t(axis)];
+    const std::size_t stride = axis == 0 ? 1 : axis == 1 ? std::size_t(g.n[0]) : std::size_t(g.n[0]) * std::size_t(g.n[1]);
+    const std::size_t lines = g.voxels() / std::size_t(len);
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t line = 0; line < std::ptrdiff_t(lines); ++line) {
+        // The line's first element: split the line index into the indices below and above the axis.
+        const std::size_t below = std::size_t(line) % stride, above = std::size_t(line) / stride;
+        cdouble* p = data + above * stride * std::size_t(len) + below;
+        std::vector<cdouble> prefix(std::size_t(len) + 1);
+        for (int i = 0; i < len; ++i) prefix[std::size_t(i) + 1] = prefix[std::size_t(i)] + p[std::size_t(i) * stride];
+        for (int i = 0; i < len; ++i)
+            p[std::size_t(i) * stride] = prefix[std::size_t(std::min(len, i + h + 1))] - prefix[std::size_t(std::max(0, i - h))];
+    }
+}
+
+void dominantEigenvectorsWhere(Backend& backend, int n, std::size_t voxels, const ComplexArray& upper,
+                               const std::vector<std::uint8_t>* only, ComplexArray& vectors,
+                               std::vector<double>& values, const Progress& progress) {
+    if (!only) {
+        backend.dominantEigenvectors(n, voxels, upper, vectors, values, progress);
+        return;
+    }
+    if (only->size() != voxels)
+        throw InputError("dominant eigenvectors: the voxel selection has " + std::to_string(only->size()) +
+                         " values for " + std::to_string(voxels) + " voxels");
+    const std::size_t pairs = std::size_t(n) * std::size_t(n + 1) / 2;
+    if (upper.size() != pairs * voxels)
+        throw InputError("dominant eigenvectors: " + std::to_string(upper.size()) + " values are not the upper triangles of " +
+                         std::to_string(voxels) + " matrices of " + std::to_string(n) + " x " + std::to_string(n));
+    // Gather the selected voxels, decompose them on the backend, scatter back: zero elsewhere.
+    std::vector<std::size_t> kept;
+    for (std::size_t v = 0; v < voxels; ++v)
+        if ((*only)[v]) kept.push_back(v);
+    ComplexArray selected(pairs * kept.size());
+    for (std::size_t p = 0; p < pairs; ++p)
+        for (std::size_t k = 0; k < kept.size(); ++k) selected[p * kept.size() + k] = upper[p * voxels + kept[k]];
+    ComplexArray part_vectors;
+    std::vector<double> part_values;
+    if (!kept.empty()) backend.dominantEigenvectors(n, kept.size(), selected, part_vectors, part_values, progress);
+    vectors.assign(std::size_t(n) * voxels, cdouble(0));
+    values.assign(voxels, 0.0);
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+        values[kept[k]] = part_values[k];
+        for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + kept[k]] = part_vectors[std::size_t(r) * kept.size() + k];
+    }
+    progress.update(1.0);
+}
+
+// The host's path: the field in host memory (pair after pair), then the per-voxel
+// eigen-decompositions on this backend.
+CoilFieldEigen Backend::coilFieldEigenvectors(const Grid& grid, const CoilField& field, const Progress& progress) {
+    checkCoilField(field, grid);
+    const int n = field.coils;
+    const std::size_t voxels = grid.voxels(), pairs = std::size_t(n) * std::size_t(n + 1) / 2;
+    CoilFieldEigen out;
+    const ComplexArray images = blockImages(field.coil_blocks, grid);
+    std::vector<double> rss(voxels, 0.0);
+    for (int c = 0; c < n; ++c)
+        for (std::size_t v = 0; v < voxels; ++v) rss[v] += std::norm(images[std::size_t(c) * voxels + v]);
+    for (double& r : rss) r = std::sqrt(r);
+    out.object = objectFromRootSumOfSquares(rss, field.object_threshold);
+    progress.update(0.1);
+    ComplexArray upper;
+    if (!field.pair_blocks.values.empty()) {
+        upper = blockImages(field.pair_blocks, grid);
+    } else {
+        upper.resize(pairs * voxels);
+        std::size_t p = 0;
+        for (int r = 0; r < n; ++r)
+            for (int c = r; c < n; ++c, ++p) {
+                progress.check();
+                cdouble* dst = upper.data() + p * voxels;
+                const cdouble* a = images.data() + std::size_t(r) * voxels;
+                const cdouble* b = images.data() + std::size_t(c) * voxels;
+                for (std::size_t v = 0; v < voxels; ++v) dst[v] = a[v] * std::conj(b[v]);
+                for (int axis = 0; axis < grid.dims; ++axis) boxSumAlongAxis(dst, grid, axis, field.half_width);
+            }
+    }
+    progress.update(0.2);
+    dominantEigenvectorsWhere(*this, n, voxels, upper, &out.object, out.vectors, out.values, progress.part(0.2, 1));
+    return out;
+}
+
+}  // namespace recon
