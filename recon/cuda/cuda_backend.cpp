@@ -218,6 +218,48 @@ void CudaToeplitz<T>::applyForward(const Vector& x, Vector& y) const {
 }
 
 template <class T>
+void CudaToeplitz<T>::applyCoilSumNormal(const std::vector<const Vector*>& maps, const Vector& x, Vector& y) const {
+    if (!padded_ || !padded_->fused() || batch_failed_) return ToeplitzOperator::applyCoilSumNormal(maps, x, y);
+    const int coils = int(maps.size());
+    const std::size_t half = padded_->halfSize();
+    int chunk = std::min(coils, kMaxCoilBatch);
+    if (coil_chunk_ > 0) {
+        chunk = std::min(chunk, coil_chunk_);
+    } else {
+        if (auto_chunk_ == 0) {
+            // Half the free memory; each coil: its half grid and as much again for cuFFT's work area.
+            const std::size_t room = freeDeviceMemory() / 2 / (2 * half * sizeof(C));
+            auto_chunk_ = int(std::clamp<std::size_t>(room, 1, std::size_t(kMaxCoilBatch)));
+        }
+        chunk = std::min(chunk, auto_chunk_);
+    }
+    try {
+        if (coil_work_.size() < std::size_t(chunk) * half) {
+            coil_work_ = DeviceBuffer<C>();  // the old one freed before the new one is allocated
+            coil_work_ = DeviceBuffer<C>(std::size_t(chunk) * half, "SENSE coils' Toeplitz grids");
+        }
+        used_chunk_ = chunk;
+        const C* px = devicePointer<T>(x);
+        C* py = devicePointer<T>(y);
+        std::vector<const C*> pm(std::size_t(coils));
+        for (int c = 0; c < coils; ++c) pm[std::size_t(c)] = devicePointer<T>(*maps[std::size_t(c)]);
+        for (int first = 0; first < coils; first += chunk) {
+            const int k = std::min(chunk, coils - first);
+            toeplitzPadCoils<T>(n_, big_, k, pm.data() + first, px, coil_work_.data(), half, stream());
+            padded_->convolveBatch(coil_work_.data(), k, spectrum_.data());
+            toeplitzCropCoils<T>(n_, big_, k, pm.data() + first, coil_work_.data(), half, first > 0, py, stream());
+        }
+    } catch (const OutOfMemory&) {
+        // No room for the chunk's grids or its batched plan: coil by coil from now on (the default
+        // zeroes y first, after whatever was queued).
+        coil_work_ = DeviceBuffer<C>();
+        batch_failed_ = true;
+        used_chunk_ = 0;
+        ToeplitzOperator::applyCoilSumNormal(maps, x, y);
+    }
+}
+
+template <class T>
 ComplexArray CudaToeplitz<T>::q() const {
     // spectrum = FFT(Kcirc) / L, so the unnormalised inverse FFT gives Kcirc back.
     vecCopy<T>(spectrum_.data(), work_.data(), work_.size(), stream());
@@ -546,6 +588,30 @@ public:
                                                    const FourierMethod& m, const Progress& progress) override {
         checkSizes(t, c.size(), "adjoint sum");
         return std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(adjointDevice(t, c, g, m, progress)));
+    }
+
+    // Every coil's NUFFT adjoint from one upload (converted on the host's cores) with the one
+    // cached plan, one synchronisation at the end; the exact sums coil by coil (the default).
+    std::vector<std::shared_ptr<const Vector>> adjointsOnBackend(const Trajectory& t, const ComplexArray& c, int coils,
+                                                                 const SampleGrid& g, const FourierMethod& m,
+                                                                 const Progress& progress) override {
+        const std::size_t samples = t.samples();
+        if (coils < 1 || c.size() != std::size_t(coils) * samples || parseMethod(m.name).kind != MethodKind::Nufft)
+            return Backend::adjointsOnBackend(t, c, coils, g, m, progress);
+        checkSizes(t, samples, "adjoint sums");
+        DeviceGuard dg(device_);
+        progress.update(0.0);
+        GpuNufft<T>& plan = nufftPlan(t, g, SpreadKernel::forTolerance(m.tolerance), true);
+        const auto dc = uploadArray<T>(c, s(), "adjoint-sum input (every coil)");
+        std::vector<std::shared_ptr<const Vector>> out;
+        for (int k = 0; k < coils; ++k) {
+            DeviceBuffer<C> image(g.points(), "adjoint-sum output");
+            plan.adjoint(dc.data() + std::size_t(k) * samples, image.data());
+            out.push_back(std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(std::move(image))));
+        }
+        check(cudaStreamSynchronize(s()), "NUFFT adjoints");
+        progress.update(1.0);
+        return out;
     }
 
     // cuBLAS and cuSOLVER in float64 whatever the working precision (the maps' null space lies
