@@ -241,7 +241,7 @@ void CudaToeplitz<T>::applyCoilSumNormal(const std::vector<const Vector*>& maps,
         used_chunk_ = chunk;
         const C* px = devicePointer<T>(x);
         C* py = devicePointer<T>(y);
-        std::vector<const C*> pm(std::size_t(coils));
+        std::vector<const C*> pm(static_cast<std::size_t>(coils));
         for (int c = 0; c < coils; ++c) pm[std::size_t(c)] = devicePointer<T>(*maps[std::size_t(c)]);
         for (int first = 0; first < coils; first += chunk) {
             const int k = std::min(chunk, coils - first);
