@@ -276,8 +276,14 @@ __global__ void padCoilsKernel(Shape s, int lines_z, CoilMapArgs<V> maps, const 
     v.x = 0;
     v.y = 0;
     if (ix < s.nx && iy < s.ny && iz < s.nz) {
+        // Constant indices only: a parameter array indexed at run time is copied to local memory
+        // by every thread (128 bytes each: more traffic than the grid itself).
+        const V* map = maps.map[0];
+#pragma unroll
+        for (int c = 1; c < kMaxCoilBatch; ++c)
+            if (c == coil) map = maps.map[c];
         const std::size_t i = (std::size_t(iz) * s.ny + iy) * s.nx + ix;
-        v = cmul(maps.map[coil][i], x[i]);
+        v = cmul(map[i], x[i]);
     }
     big[coil * stride + (std::size_t(iz) * s.by + iy) * s.bx + ix] = v;
 }
@@ -291,7 +297,9 @@ __global__ void cropCoilsKernel(Shape s, int coils, CoilMapArgs<V> maps, const V
     acc.x = 0;
     acc.y = 0;
     if (accumulate) acc = y[i];
-    for (int c = 0; c < coils; ++c) {
+#pragma unroll
+    for (int c = 0; c < kMaxCoilBatch; ++c) {  // constant indices (see padCoilsKernel)
+        if (c >= coils) break;
         const V m = maps.map[c][i], t = big[c * stride + b];
         acc.x += m.x * t.x + m.y * t.y;  // conj(m) t
         acc.y += m.x * t.y - m.y * t.x;
