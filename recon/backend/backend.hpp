@@ -6,6 +6,7 @@
 // recon/session, once, so backends only evaluate plain sums.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <utility>
@@ -56,6 +57,9 @@ public:
     const Grid& grid() const { return grid_; }
     // Q itself on the 2N grid (for saving and tests).
     virtual ComplexArray q() const = 0;
+    // Q on the 2N grid as a vector of this operator's space (difference d at index d + N), for work
+    // on Q where it lives (the circulant preconditioner's fold). The default uploads q().
+    virtual Vector qVector() const;
     // y = sum_c conj(S_c) .* T (S_c .* x): SENSE's normal E^H E, this one kernel shared by every
     // coil. `maps`: one vector per coil, inSize() each. The default applies T coil by coil; a
     // backend may batch the coils (CUDA: one batched FFT over a chunk of coils, the maps'
@@ -69,6 +73,27 @@ protected:
 
 private:
     Grid grid_;
+};
+
+// How a kernel on the grid `source` folds onto a circulant on the N grid `grid` (the circulant
+// preconditioner's, recon/backend/circulant_preconditioner.hpp): along axis a, residue r < grid.n[a]
+// gathers source index index[a][2r + j] with weight weight[a][2r + j], j < 2 (weight 0: nothing);
+// axes beyond grid.dims have the one residue 0. c(r) = sum of the products of the axes' weights
+// times the kernel at the gathered point. `nonnegative`: eigenvalues below 0 (rounding, for a
+// positive semi-definite kernel) become 0.
+struct CirculantFold {
+    Grid grid, source;
+    std::array<std::vector<int>, 3> index;
+    std::array<std::vector<double>, 3> weight;
+    bool nonnegative = false;
+};
+
+// A circulant's eigenvalues (real, N grid, FFT order) resident on a backend with what applying
+// it needs there (the N grid's FFTs): made by Backend::circulantSpectrum.
+class CirculantStorage {
+public:
+    virtual ~CirculantStorage() = default;
+    virtual const Grid& grid() const = 0;
 };
 
 // A backend: a vector space (its memory and the vector operations solvers
@@ -127,6 +152,31 @@ public:
                                                     const GriddingOptions& opts, int iterations,
                                                     const Progress& progress = {}) = 0;
 
+    // Circulants on the N grid (the circulant preconditioner's), computed and applied where the
+    // vectors live. Eigenvalues are vectors of grid.voxels() values, real parts (imaginary 0), FFT
+    // order. Arguments are checked here once for every backend (circulant_preconditioner.cpp); the
+    // defaults below work in float64 on the host, the CUDA backend has kernels and cuFFT plans.
+    // eig = FFT_N(c), c the kernel (a vector of fold.source.voxels()) folded as `fold` says.
+    void circulantEigenvalues(const CirculantFold& fold, const Vector& kernel, Vector& eig);
+    // In place: m <- m_max^{p-1} max(m, floor m_max)^{-p} (p = exponent in (0, 1], floor in (0, 1],
+    // m_max the largest value): M^{-p} scaled by the largest eigenvalue. InputError where a value is
+    // not finite or m_max <= 0.
+    void inverseCirculantPower(Vector& m, double exponent, double floor);
+    // `eig` kept on this backend with the N grid's FFTs, for circulantMultiply.
+    std::shared_ptr<const CirculantStorage> circulantSpectrum(const Grid& grid, const Vector& eig);
+    // y = IFFT_N(eig .* FFT_N(x)) / grid.voxels(): the circulant applied; y may be x.
+    void circulantMultiply(const CirculantStorage& c, const Vector& x, Vector& y);
+
+protected:
+    // The primitives above, their arguments checked. For applyInverseCirculantPower: m_max is
+    // returned (0 where none is positive; NaN where a value is not finite) and m left as it is
+    // unless m_max is positive and finite.
+    virtual void applyCirculantEigenvalues(const CirculantFold& fold, const Vector& kernel, Vector& eig);
+    virtual double applyInverseCirculantPower(Vector& m, double exponent, double floor);
+    virtual std::shared_ptr<const CirculantStorage> makeCirculantSpectrum(const Grid& grid, const Vector& eig);
+    virtual void applyCirculantMultiply(const CirculantStorage& c, const Vector& x, Vector& y);
+
+public:
     // The eigen-decomposition of A^H A for a dense complex matrix A (rows x cols, column-major),
     // in float64: `values` ascending, `vectors` (cols x cols, column-major) its eigenvectors as
     // columns; A's right singular vectors, sigma^2 the values (ESPIRiT's calibration matrix,

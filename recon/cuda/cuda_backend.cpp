@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "recon/core/host_memory.hpp"
 #include "recon/cuda/ct_dd.hpp"
 #include "recon/cuda/linalg.hpp"
+#include "recon/cuda/circulant_kernels.hpp"
 #include "recon/cuda/coil_eigen.hpp"
 #include "recon/cuda/dense_eigen.hpp"
 #include "recon/cuda/nufft_gpu.hpp"
@@ -279,6 +281,29 @@ ComplexArray CudaToeplitz<T>::q() const {
     downloadArray(q, q.size(), out, stream());
     return out;
 }
+
+template <class T>
+Vector CudaToeplitz<T>::qVector() const {
+    Vector q = space().make(work_.size());
+    vecCopy<T>(spectrum_.data(), work_.data(), work_.size(), stream());
+    fft_->inverse(work_.data());
+    halfShift<T>(big_, work_.data(), devicePointer<T>(q), true, stream());
+    return q;
+}
+
+// ---------------------------------------------------------------- circulants on the N grid
+
+// A circulant's eigenvalues on the device, real, with the 1/voxels of the inverse FFT folded in,
+// and the backend's cuFFT plan of its grid (shared by every circulant of that grid).
+template <class T>
+struct DeviceCirculant final : CirculantStorage {
+    DeviceCirculant(const Grid& g, DeviceBuffer<T>&& e, std::shared_ptr<const GpuFft<T>> f)
+        : grid_(g), eig(std::move(e)), fft(std::move(f)) {}
+    const Grid& grid() const override { return grid_; }
+    Grid grid_;
+    DeviceBuffer<T> eig;
+    std::shared_ptr<const GpuFft<T>> fft;
+};
 
 // ---------------------------------------------------------------- sparse matrices on the device
 
@@ -562,6 +587,51 @@ protected:
         waveletLevelStencil<T>(grid.n, axis, box, extent, lowpass, inverse, devicePointer<T>(x), devicePointer<T>(y), s());
     }
 
+    // The circulant preconditioner's primitives: Q folded, transformed and M^{-p} formed and applied
+    // on the device; one cuFFT plan per N grid, kept (a lambda change makes no plan).
+    void applyCirculantEigenvalues(const CirculantFold& f, const Vector& kernel, Vector& eig) override {
+        DeviceGuard g(device_);
+        std::vector<int> index;
+        std::vector<double> weight;
+        std::array<int, 3> offset{};
+        for (int a = 0; a < 3; ++a) {
+            offset[std::size_t(a)] = int(index.size());
+            index.insert(index.end(), f.index[std::size_t(a)].begin(), f.index[std::size_t(a)].end());
+            weight.insert(weight.end(), f.weight[std::size_t(a)].begin(), f.weight[std::size_t(a)].end());
+        }
+        DeviceBuffer<int> dindex(index.size(), "circulant fold table");
+        DeviceBuffer<double> dweight(weight.size(), "circulant fold table");
+        dindex.upload(index.data(), index.size(), s());
+        dweight.upload(weight.data(), weight.size(), s());
+        const std::array<int, 3> n{f.grid.n[0], f.grid.dims > 1 ? f.grid.n[1] : 1, f.grid.dims > 2 ? f.grid.n[2] : 1};
+        circulantFold<T>(n, f.source.n, offset, dindex.data(), dweight.data(), devicePointer<T>(kernel), devicePointer<T>(eig), s());
+        gridFft(f.grid)->forward(devicePointer<T>(eig));
+        keepRealPart<T>(devicePointer<T>(eig), eig.size(), f.nonnegative, s());
+        check(cudaStreamSynchronize(s()), "circulant eigenvalues");  // the tables are freed on return
+    }
+    double applyInverseCirculantPower(Vector& m, double exponent, double floor) override {
+        DeviceGuard g(device_);
+        const double largest = largestRealPart<T>(devicePointer<T>(m), m.size(), s());
+        if (std::isfinite(largest) && largest > 0)
+            inverseCirculantPowerKernel<T>(devicePointer<T>(m), m.size(), largest, exponent, floor, s());
+        return largest;
+    }
+    std::shared_ptr<const CirculantStorage> makeCirculantSpectrum(const Grid& grid, const Vector& eig) override {
+        DeviceGuard g(device_);
+        DeviceBuffer<T> re(eig.size(), "circulant spectrum");
+        scaledRealPart<T>(devicePointer<T>(eig), 1.0 / double(eig.size()), re.data(), eig.size(), s());
+        return std::make_shared<DeviceCirculant<T>>(grid, std::move(re), gridFft(grid));
+    }
+    void applyCirculantMultiply(const CirculantStorage& c, const Vector& x, Vector& y) override {
+        DeviceGuard g(device_);
+        const auto* d = dynamic_cast<const DeviceCirculant<T>*>(&c);
+        if (!d) throw InputError("a circulant of another backend or precision was given to the CUDA backend");
+        if (x.storage() != y.storage()) vecCopy<T>(devicePointer<T>(x), devicePointer<T>(y), x.size(), s());
+        d->fft->forward(devicePointer<T>(y));
+        vecMultiplyReal<T>(d->eig.data(), devicePointer<T>(y), devicePointer<T>(y), y.size(), s());
+        d->fft->inverse(devicePointer<T>(y));
+    }
+
 public:
     // Between two CUDA backends of this precision: a peer copy (a device-to-device copy when
     // both are the same GPU on two streams), on this backend's stream.
@@ -819,6 +889,14 @@ private:
         return out;
     }
 
+    // The N grid's cuFFT plan on this backend's stream, made once per shape.
+    std::shared_ptr<const GpuFft<T>> gridFft(const Grid& grid) {
+        const std::array<int, 4> key{grid.n[0], grid.n[1], grid.n[2], grid.dims};
+        std::lock_guard<std::mutex> lock(grid_fft_mutex_);
+        auto& plan = grid_ffts_[key];
+        if (!plan) plan = std::make_shared<const GpuFft<T>>(grid.n, grid.dims, s());
+        return plan;
+    }
     DeviceReductions& reductions() {
         if (!reductions_) reductions_ = std::make_unique<DeviceReductions>();
         return *reductions_;
@@ -877,6 +955,8 @@ private:
     CachedPlan plans_[2];
     std::uint64_t clock_ = 0;
     std::unique_ptr<DeviceReductions> reductions_;
+    std::mutex grid_fft_mutex_;
+    std::map<std::array<int, 4>, std::shared_ptr<const GpuFft<T>>> grid_ffts_;
     std::unique_ptr<Backend> cpu_;
 };
 

@@ -58,6 +58,8 @@ public:
     // device to device); its FFT path is source's, and no FFT runs here.
     CudaToeplitz(VectorSpace& space, const CudaToeplitz& source, DeviceBuffer<C>&& spectrum, std::shared_ptr<Stream> stream);
     ComplexArray q() const override;
+    // Q on the device (one inverse FFT of the spectrum), never through the host.
+    Vector qVector() const override;
     // y = F^H F x on device arrays of grid().voxels(), on the backend's stream.
     void applyDevice(const C* x, C* y) const;
     cudaStream_t stream() const { return stream_->get(); }

@@ -311,14 +311,16 @@ LinearOperatorPtr ReconstructionSession::regularizerOperator(const SolveOptions&
     return op;
 }
 
-const std::vector<double>& ReconstructionSession::circulantData(const FourierMethod& m, const Progress& progress) {
+std::shared_ptr<const Vector> ReconstructionSession::circulantData(const FourierMethod& m, const Progress& progress) {
     const std::string mkey = methodKey(m);
     auto it = circulant_data_.find(mkey);
     if (it == circulant_data_.end()) {
         // T. Chan's optimal circulant: measured on the demo cases it needs fewer iterations than
         // Strang's, whose wrapped-off corners of Q leave negative eigenvalues for the floor to catch.
-        const ComplexArray q = toeplitz(m, progress)->q();
-        it = circulant_data_.emplace(mkey, circulantEigenvalues(dataset().grid, q, CirculantApproximation::Chan)).first;
+        // Folded and transformed where Q lives (on a GPU nothing crosses to the host).
+        it = circulant_data_
+                 .emplace(mkey, std::make_shared<const Vector>(circulantEigenvalues(*backend_, *toeplitz(m, progress), CirculantApproximation::Chan)))
+                 .first;
     }
     return it->second;
 }
@@ -332,14 +334,15 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     std::ostringstream key;
     key << mkey << " | " << (with_penalty ? toString(opts.regularizer) : "none") << " | " << (with_penalty ? weight : 0.0);
     if (preconditioner_.op && preconditioner_.key == key.str()) return preconditioner_.op;
-    const std::vector<double>& data_eig = circulantData(m, progress);
-    std::vector<double> penalty;
+    const std::shared_ptr<const Vector> data_eig = circulantData(m, progress);
+    std::shared_ptr<const Vector> penalty;
     if (with_penalty) {
         auto it = circulant_penalty_.find(opts.regularizer);
         if (it == circulant_penalty_.end()) {
-            // W^T W as a matrix only here, for its circulant's eigenvalues, and dropped after.
-            const Regularizer reg = makeRegularizer(opts.regularizer, d.grid, regularizerReference(opts), opts.anatomical);
-            it = circulant_penalty_.emplace(opts.regularizer, circulantEigenvalues(d.grid, reg.normal)).first;
+            // W^H W's impulse response through the regulariser's operator, on the backend (no matrix).
+            it = circulant_penalty_
+                     .emplace(opts.regularizer, std::make_shared<const Vector>(impulseCirculantEigenvalues(*backend_, d.grid, *regularizerOperator(opts))))
+                     .first;
         }
         penalty = it->second;
     }
@@ -347,11 +350,9 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     // sampled edge of k-space early and reaches plain CG's 60-iteration PSNR later (3D: 55-60 of 60
     // iterations); 3/4 needed 3-27 % fewer iterations than 1/2 for tikhonov and fd, as many for anatomical.
     constexpr double kExponent = 0.75;
-    // On the CPU the N-grid FFT pair (the vectors are on the host already) is the same operator at
-    // a fraction of the Toeplitz product's cost; a device keeps its vectors and uses its own FFTs.
-    preconditioner_ = {key.str(), backend_->info().kind == "cpu"
-                                      ? inverseCirculantOnGrid(*backend_, d.grid, data_eig, penalty, weight, kExponent)
-                                      : inverseCirculant(*backend_, d.grid, data_eig, penalty, weight, kExponent)};
+    // Formed and applied on the backend: an N-grid FFT pair per application.
+    preconditioner_ = {key.str(), penalty ? inverseCirculant(*backend_, d.grid, *data_eig, {weight}, {penalty.get()}, kExponent)
+                                          : inverseCirculant(*backend_, d.grid, *data_eig, {}, {}, kExponent)};
     return preconditioner_.op;
 }
 
@@ -379,6 +380,8 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
             fourier_.clear();
             regularizer_.reset();
             preconditioner_ = {};
+            circulant_data_.clear();  // eigenvalues on the device
+            circulant_penalty_.clear();
             resident_ = {};
             sparse_.reset();
         }

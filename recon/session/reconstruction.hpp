@@ -230,7 +230,8 @@ public:
     std::shared_ptr<const Vector> densityWeightedAdjoint(int coil, const FourierMethod& method, const Progress& progress = {});
     std::shared_ptr<const ToeplitzOperator> toeplitz(const FourierMethod& method, const Progress& progress = {});
     // The eigenvalues of T. Chan's circulant of F^H F for a method (cached).
-    const std::vector<double>& circulantData(const FourierMethod& method, const Progress& progress);
+    // On the session's backend (computed where Q lives).
+    std::shared_ptr<const Vector> circulantData(const FourierMethod& method, const Progress& progress);
     // ADMM's inner preconditioner for the rho of each term (sparse_solve.cpp).
     std::function<LinearOperatorPtr(const std::vector<double>&)> admmPreconditioner(const std::vector<SparseTerm>& terms,
                                                                                    const std::vector<SolveOptions::PriorTerm>& priors,
@@ -301,8 +302,8 @@ private:
     LinearOperatorPtr regularizer_;
     RegularizerKind regularizer_kind_{};
     // The circulant preconditioner's eigenvalues (per method key; per regulariser kind) and the last M^{-1}.
-    std::map<std::string, std::vector<double>> circulant_data_;
-    std::map<RegularizerKind, std::vector<double>> circulant_penalty_;
+    std::map<std::string, std::shared_ptr<const Vector>> circulant_data_;
+    std::map<RegularizerKind, std::shared_ptr<const Vector>> circulant_penalty_;
     struct BuiltPreconditioner {
         std::string key;  // method, regulariser, weight
         LinearOperatorPtr op;

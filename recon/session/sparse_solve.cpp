@@ -11,7 +11,6 @@
 
 #include "recon/backend/circulant_preconditioner.hpp"
 #include "recon/core/errors.hpp"
-#include "recon/nufft/fft.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/solvers/admm.hpp"
 #include "recon/solvers/fista.hpp"
@@ -26,7 +25,7 @@ struct ReconstructionSession::SparseState {
     int total_iterations = 0;
     std::map<std::string, double> normal_norm;  // ||F^H F|| (times the margin) by Fourier method
     // W^H W's circulant eigenvalues by transform key (ADMM's preconditioner holds them too).
-    std::map<std::string, std::shared_ptr<const std::vector<double>>> circulant_penalty;
+    std::map<std::string, std::shared_ptr<const Vector>> circulant_penalty;
 };
 
 std::string toString(SparseSolver s) {
@@ -69,58 +68,30 @@ std::string transformKey(RegularizerKind k, const SolveOptions& o) {
     return s.str();
 }
 
-// The eigenvalues of the circulant whose kernel is W^H W's response to an impulse at the grid's
-// centre: exact for a shift-invariant W^H W with periodic ends (finite differences: the discrete
-// Laplacian's sum_axes 4 sin^2(pi k / N); an orthogonal wavelet: 1), close for TV's one-sided ends
-// and the anatomical weights. Through the operator's normal, so any prior gets one without a matrix.
-std::vector<double> impulseCirculantEigenvalues(Backend& backend, const Grid& g, const LinearOperator& w) {
-    std::array<int, 3> c{g.n[0] / 2, g.dims > 1 ? g.n[1] / 2 : 0, g.dims > 2 ? g.n[2] / 2 : 0};
-    ComplexArray impulse(g.voxels());
-    impulse[g.index(c[0], c[1], c[2])] = 1;
-    Vector in = backend.fromHost(impulse), out = backend.make(g.voxels());
-    w.normal(in, out);
-    const ComplexArray response = backend.toHost(out);
-    ComplexArray kernel(g.voxels());  // kernel(d) = response(c + d), d wrapped per axis
-    auto wrap = [](int v, int n) { return ((v % n) + n) % n; };
-    const int nz = g.dims > 2 ? g.n[2] : 1, ny = g.dims > 1 ? g.n[1] : 1;
-    for (int z = 0; z < nz; ++z)
-        for (int y = 0; y < ny; ++y)
-            for (int x = 0; x < g.n[0]; ++x)
-                kernel[g.index(wrap(x - c[0], g.n[0]), wrap(y - c[1], ny), wrap(z - c[2], nz))] = response[g.index(x, y, z)];
-    FftPlan<double>(g.n, g.dims, FftDirection::Forward).execute(kernel.data());
-    std::vector<double> eig(kernel.size());
-    for (std::size_t i = 0; i < kernel.size(); ++i) eig[i] = std::max(kernel[i].real(), 0.0);
-    return eig;
-}
-
 }  // namespace
 
 std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSession::admmPreconditioner(
     const std::vector<SparseTerm>& terms, const std::vector<SolveOptions::PriorTerm>& priors, const SolveOptions& opts,
     const FourierMethod& m, Monitor& monitor) {
     SparseState& st = *sparse_;
-    auto data = std::make_shared<const std::vector<double>>(circulantData(m, monitor.progress(Phase::ToeplitzKernel)));
-    std::vector<std::shared_ptr<const std::vector<double>>> penalty;
+    std::shared_ptr<const Vector> data = circulantData(m, monitor.progress(Phase::ToeplitzKernel));
+    std::vector<std::shared_ptr<const Vector>> penalty;
     for (std::size_t k = 0; k < terms.size(); ++k) {
         const std::string tk = transformKey(priors[k].kind, opts);
         auto it = st.circulant_penalty.find(tk);
         if (it == st.circulant_penalty.end())
             it = st.circulant_penalty
-                     .emplace(tk, std::make_shared<const std::vector<double>>(
-                                      impulseCirculantEigenvalues(*backend_, dataset().grid, *terms[k].transform)))
+                     .emplace(tk, std::make_shared<const Vector>(impulseCirculantEigenvalues(*backend_, dataset().grid, *terms[k].transform)))
                      .first;
         penalty.push_back(it->second);
     }
     return [backend = backend_, data, penalty, grid = dataset().grid](const std::vector<double>& rho) -> LinearOperatorPtr {
-        std::vector<double> sum(grid.voxels(), 0.0);
-        for (std::size_t k = 0; k < penalty.size(); ++k)
-            for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += rho[k] * (*penalty[k])[i];
+        std::vector<const Vector*> terms;
+        for (const auto& p : penalty) terms.push_back(p.get());
         // M^{-1/2}, as the quadratic CG's (docs/SCALING.md: the full inverse boosts the sparsely
-        // sampled edge of k-space early); measured for ADMM in docs/SPARSE.md.
-        // The CPU applies it by N-grid FFTs (as the quadratic CG's); a device by its Toeplitz product.
-        if (backend->info().kind == "cpu")
-            return inverseCirculantOnGrid(*backend, grid, *data, sum, 1.0, kAdmmPreconditionerExponent);
-        return inverseCirculant(*backend, grid, *data, sum, 1.0, kAdmmPreconditionerExponent);
+        // sampled edge of k-space early); measured for ADMM in docs/SPARSE.md. Formed and applied
+        // on the backend (a new rho: one combination and one elementwise pass).
+        return inverseCirculant(*backend, grid, *data, rho, terms, kAdmmPreconditionerExponent);
     };
 }
 

@@ -174,7 +174,7 @@ TEST(CirculantPreconditioner, InverseSolvesTheCirculantSystem) {
     }
 }
 
-// The N-grid application (an FFT pair on the host) is the Toeplitz-embedded operator, on odd,
+// The N-grid application (the backend's FFT pair) is the Toeplitz-embedded operator, on odd,
 // even and mixed grids, in float64 and float32 (the CPU backend's vectors), and Hermitian.
 TEST(CirculantPreconditioner, NGridApplicationEqualsTheToeplitzOne) {
     for (const Precision prec : {Precision::Double, Precision::Single})
@@ -188,14 +188,58 @@ TEST(CirculantPreconditioner, NGridApplicationEqualsTheToeplitzOne) {
         }
         for (const double p : {1.0, 0.5}) {
             const ComplexArray x = randomComplex(n, 71), y = randomComplex(n, 72);
-            auto onGrid = inverseCirculantOnGrid(*backend, g, data, penalty, 0.4, p);
+            auto onGrid = inverseCirculant(*backend, g, data, penalty, 0.4, p);
             const ComplexArray a = applyForward(*onGrid, x);
-            const ComplexArray b = applyForward(*inverseCirculant(*backend, g, data, penalty, 0.4, p), x);
+            const ComplexArray b = applyForward(*backend->toeplitzFromQ(g, inverseCirculantKernel(g, data, penalty, 0.4, p)), x);
             const double tol = prec == Precision::Double ? 1e-12 : 1e-5;
             EXPECT_LT(relativeError(a, b), tol) << g.describe() << " p " << p;
             const cdouble yax = inner(y, a), axy = std::conj(inner(x, applyForward(*onGrid, y)));
             EXPECT_LT(std::abs(yax - axy), tol * std::abs(yax)) << g.describe();
         }
+    }
+}
+
+// The backend's fold and N-grid FFT (the CPU backend's default primitive, float64 and float32
+// vectors) equal the host's loop, for both approximations, on odd, even and mixed grids in 2D and 3D.
+TEST(CirculantPreconditioner, BackendEigenvaluesEqualTheHosts) {
+    for (const Precision prec : {Precision::Double, Precision::Single})
+    for (const Grid& g : {Grid::make2D(7, 5), Grid::make2D(8, 6), Grid::make3D(5, 4, 6), Grid::make3D(4, 4, 4)}) {
+        auto backend = createCpuBackend(prec);
+        const ComplexArray q = kernelOf(g, 17);
+        const auto kernel = backend->toeplitzFromQ(g, q);
+        for (const CirculantApproximation a : {CirculantApproximation::Chan, CirculantApproximation::Strang}) {
+            const std::vector<double> host = circulantEigenvalues(g, q, a);
+            const ComplexArray dev = backend->toHost(circulantEigenvalues(*backend, *kernel, a));
+            double scale = 0, err = 0;
+            for (std::size_t k = 0; k < host.size(); ++k) {
+                scale = std::max(scale, std::abs(host[k]));
+                err = std::max(err, std::abs(dev[k] - host[k]));
+            }
+            EXPECT_LT(err, (prec == Precision::Double ? 1e-12 : 1e-5) * scale) << g.describe();
+        }
+    }
+}
+
+// W^H W's impulse response through the operator: finite differences give the periodic
+// Laplacian's sum_axes 4 sin^2(pi k / N) exactly (the centre is inside), Tikhonov 1.
+TEST(CirculantPreconditioner, ImpulseEigenvaluesOfTheRegularisers) {
+    for (const Grid& g : {Grid::make3D(5, 4, 6), Grid::make2D(7, 8)}) {
+        auto backend = createCpuBackend(Precision::Double);
+        const Regularizer fd = makeRegularizer(RegularizerKind::FiniteDifference, g);
+        const ComplexArray eig = backend->toHost(impulseCirculantEigenvalues(*backend, g, *sparseMatrix(*backend, fd.w)));
+        for (std::size_t k = 0; k < g.voxels(); ++k) {
+            const auto c = coords(g, k);
+            double expect = 0;
+            for (int a = 0; a < g.dims; ++a) {
+                const double s = std::sin(kPi * c[std::size_t(a)] / g.n[std::size_t(a)]);
+                expect += 4 * s * s;
+            }
+            EXPECT_NEAR(eig[k].real(), expect, 1e-12) << g.describe() << " " << k;
+            EXPECT_EQ(eig[k].imag(), 0.0);
+        }
+        const Regularizer tik = makeRegularizer(RegularizerKind::Tikhonov, g);
+        for (const cdouble e : backend->toHost(impulseCirculantEigenvalues(*backend, g, *sparseMatrix(*backend, tik.w))))
+            EXPECT_NEAR(e.real(), 1.0, 1e-12);
     }
 }
 
@@ -208,7 +252,12 @@ TEST(CirculantPreconditioner, BadInputIsNamed) {
     EXPECT_THROW(inverseCirculantKernel(g, std::vector<double>(16, 1.0), {}, 1.0, 0.0), InputError);
     EXPECT_THROW(parsePreconditioner("jacobi"), InputError);
     auto backend = createCpuBackend(Precision::Double);
-    EXPECT_THROW(inverseCirculantOnGrid(*backend, g, std::vector<double>(15, 1.0), {}, 1.0), InputError);
+    EXPECT_THROW(inverseCirculant(*backend, g, std::vector<double>(15, 1.0), {}, 1.0), InputError);
+    EXPECT_THROW(inverseCirculant(*backend, g, std::vector<double>(16, 0.0), {}, 1.0), InputError);
+    EXPECT_THROW(inverseCirculant(*backend, g, std::vector<double>(16, 1.0), {}, 1.0, 1.5), InputError);
+    const Vector d = backend->make(16), wrong = backend->make(15);
+    EXPECT_THROW(inverseCirculant(*backend, g, d, {1.0}, {&wrong}), InputError);
+    EXPECT_THROW(inverseCirculant(*backend, g, d, {1.0, 2.0}, {&d}), InputError);
     EXPECT_THROW(parseStartImage("grid"), InputError);
 }
 

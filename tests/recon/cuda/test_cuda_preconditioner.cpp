@@ -1,7 +1,11 @@
-// The circulant preconditioner on the GPU: the session's preconditioned solve ends at the
-// plain solve's image, and M^{-p} on the device equals the CPU backend's.
-// The gridding start on the device ends there too.
+// The circulant preconditioner on the GPU, computed and applied there: Q's fold and its N-grid
+// FFT equal the host's circulantEigenvalues, the penalty's impulse eigenvalues and M^{-p} equal
+// the CPU backend's, the N-grid application equals the Toeplitz-embedded operator, and the
+// session's preconditioned solve (and the gridding start) ends at the plain solve's image.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "../test_support.hpp"
 #include "gpu_test_support.hpp"
@@ -29,15 +33,88 @@ TEST(CudaPreconditioner, AppliesLikeTheCpuBackend) {
     EXPECT_LT(relativeError(a, b), 1e-12);
 }
 
+// Q folded onto the N grid and transformed on the device (T. Chan's and Strang's) against the
+// host's loop in float64, on odd, even and mixed grids in 2D and 3D, in both precisions.
+TEST(CudaPreconditioner, DeviceEigenvaluesEqualTheHosts) {
+    for (const Precision prec : {Precision::Double, Precision::Single}) {
+        auto dev = gpu(prec);
+        for (const Grid& g : {Grid::make2D(7, 5), Grid::make2D(16, 12), Grid::make3D(9, 6, 5), Grid::make3D(8, 8, 8)}) {
+            auto cpu = createCpuBackend(Precision::Double);
+            const Trajectory t = randomTrajectory(g, 300, 23);
+            std::vector<double> w(t.samples());
+            for (std::size_t m = 0; m < w.size(); ++m) w[m] = 0.5 + double(m % 4);
+            const ComplexArray q = cpu->makeToeplitz(g, t, w, {"direct"})->q();
+            const auto kernel = dev->toeplitzFromQ(g, q);
+            for (const CirculantApproximation a : {CirculantApproximation::Chan, CirculantApproximation::Strang}) {
+                const std::vector<double> host = circulantEigenvalues(g, q, a);
+                const ComplexArray got = dev->toHost(circulantEigenvalues(*dev, *kernel, a));
+                double scale = 0, err = 0;
+                for (std::size_t k = 0; k < host.size(); ++k) {
+                    scale = std::max(scale, std::abs(host[k]));
+                    err = std::max(err, std::abs(got[k] - host[k]));
+                }
+                EXPECT_LT(err, (prec == Precision::Double ? 1e-11 : 3e-6) * scale) << g.describe();
+            }
+        }
+    }
+}
+
+// W^H W's impulse eigenvalues through each regulariser's operator on the device equal the CPU
+// backend's (finite differences, anatomical weights), and M^{-p} formed from them does too.
+TEST(CudaPreconditioner, PenaltyEigenvaluesAndPowerLikeTheCpuBackend) {
+    auto dev = gpu(Precision::Double);
+    auto cpu = createCpuBackend(Precision::Double);
+    for (const Grid& g : {Grid::make2D(11, 8), Grid::make3D(6, 7, 5)}) {
+        ComplexArray ref(g.voxels());
+        for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = (i % std::size_t(g.n[0])) < std::size_t(g.n[0] / 2) + 1 ? 1.0 : 0.3;
+        for (const RegularizerKind kind : {RegularizerKind::FiniteDifference, RegularizerKind::AnatomicalFiniteDifference}) {
+            const Regularizer reg = makeRegularizer(kind, g, &ref);
+            const ComplexArray a = dev->toHost(impulseCirculantEigenvalues(*dev, g, *sparseMatrix(*dev, reg.w)));
+            const ComplexArray b = cpu->toHost(impulseCirculantEigenvalues(*cpu, g, *sparseMatrix(*cpu, reg.w)));
+            EXPECT_LT(relativeError(a, b), 1e-12) << g.describe() << " " << toString(kind);
+        }
+        ComplexArray m(g.voxels());
+        for (std::size_t k = 0; k < m.size(); ++k) m[k] = k == 3 ? -4.0 : 0.5 + double((k * 13) % 7);
+        Vector md = dev->fromHost(m), mc = cpu->fromHost(m);
+        dev->inverseCirculantPower(md, 0.75, 1e-2);
+        cpu->inverseCirculantPower(mc, 0.75, 1e-2);
+        EXPECT_LT(relativeError(dev->toHost(md), cpu->toHost(mc)), 1e-13) << g.describe();
+        Vector zero = dev->make(g.voxels());
+        EXPECT_THROW(dev->inverseCirculantPower(zero, 0.5, 1e-3), InputError);
+        m[2] = std::nan("");
+        Vector bad = dev->fromHost(m);
+        EXPECT_THROW(dev->inverseCirculantPower(bad, 0.5, 1e-3), InputError);
+    }
+}
+
+// The N-grid application on the device (cuFFT pair, one kernel) is the same operator as the
+// Toeplitz embedding of its kernel on the 2N grid, on odd, even and mixed grids, both precisions.
+TEST(CudaPreconditioner, NGridApplicationEqualsTheToeplitzOne) {
+    for (const Precision prec : {Precision::Double, Precision::Single}) {
+        auto dev = gpu(prec);
+        for (const Grid& g : {Grid::make2D(9, 7), Grid::make2D(16, 16), Grid::make3D(10, 7, 6)}) {
+            std::vector<double> data(g.voxels()), penalty(g.voxels());
+            for (std::size_t k = 0; k < data.size(); ++k) {
+                data[k] = 0.5 + double((k * 11) % 7);
+                penalty[k] = double(k % 4);
+            }
+            const ComplexArray x = randomComplex(g.voxels(), 81);
+            const ComplexArray a = applyForward(*inverseCirculant(*dev, g, data, penalty, 0.4, 0.75), x);
+            const ComplexArray b = applyForward(*dev->toeplitzFromQ(g, inverseCirculantKernel(g, data, penalty, 0.4, 0.75)), x);
+            EXPECT_LT(relativeError(a, b), prec == Precision::Double ? 1e-12 : 2e-6) << g.describe();
+        }
+    }
+}
+
 TEST(CudaPreconditioner, PreconditionedSolveReachesThePlainSolution) {
     CaseSpec spec = demoCase("small-2d");
     spec.snr_db = 30;
     ReconstructionSession s(gpu(Precision::Double));
     s.setDataset(simulate(spec));
-    for (RegularizerKind kind : {RegularizerKind::FiniteDifference, RegularizerKind::AnatomicalFiniteDifference}) {
+    for (RegularizerKind kind : {RegularizerKind::Tikhonov, RegularizerKind::FiniteDifference, RegularizerKind::AnatomicalFiniteDifference}) {
         SolveOptions o;
         o.regularizer = kind;
-        o.lambda = kind == RegularizerKind::FiniteDifference ? 0.02 : 1.0;
+        o.lambda = kind == RegularizerKind::AnatomicalFiniteDifference ? 1.0 : 0.02;
         o.tolerance = 1e-8;
         o.iterations = 2000;
         o.snapshot_every = 0;
