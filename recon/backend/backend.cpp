@@ -23,6 +23,21 @@ std::shared_ptr<const Vector> Backend::adjointOnBackend(const Trajectory& t, con
     return std::make_shared<const Vector>(fromHost(out));
 }
 
+std::vector<std::shared_ptr<const Vector>> Backend::adjointsOnBackend(const Trajectory& t, const ComplexArray& c, int coils,
+                                                                      const SampleGrid& grid, const FourierMethod& method,
+                                                                      const Progress& progress) {
+    const std::size_t m = t.samples();
+    if (coils < 1 || c.size() != std::size_t(coils) * m)
+        throw InputError("adjoint sums of " + std::to_string(coils) + " coils: " + std::to_string(c.size()) +
+                         " values, not coils x " + std::to_string(m) + " samples");
+    std::vector<std::shared_ptr<const Vector>> out;
+    for (int k = 0; k < coils; ++k) {
+        const ComplexArray one(c.begin() + std::ptrdiff_t(std::size_t(k) * m), c.begin() + std::ptrdiff_t(std::size_t(k + 1) * m));
+        out.push_back(adjointOnBackend(t, one, grid, method, progress.part(double(k) / coils, double(k + 1) / coils)));
+    }
+    return out;
+}
+
 void Backend::gramEigen(const ComplexArray& a, std::size_t rows, std::size_t cols, std::vector<double>& values,
                         ComplexArray& vectors) {
     if (a.size() != rows * cols)
@@ -87,6 +102,33 @@ LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const G
     LinearOperatorPtr f = compose(diagonal(backend, ComplexArray(phi.begin(), phi.end()), "phi"),
                                   backend.fourierSums(t, SampleGrid::image(grid), method));
     return normal ? withNormal(f, normal) : f;
+}
+
+void ToeplitzOperator::coilSumNormal(const std::vector<const Vector*>& maps, const Vector& x, Vector& y) const {
+    if (maps.empty()) throw InputError("SENSE normal: no coil maps");
+    for (std::size_t c = 0; c < maps.size(); ++c)
+        if (!maps[c] || maps[c]->size() != inSize())
+            throw InputError("SENSE normal: coil " + std::to_string(c) + "'s map has " +
+                             std::to_string(maps[c] ? maps[c]->size() : 0) + " values, not the " +
+                             std::to_string(inSize()) + " voxels of " + grid().describe());
+    if (x.size() != inSize() || y.size() != inSize())
+        throw InputError("SENSE normal: the image vectors have " + std::to_string(x.size()) + " and " +
+                         std::to_string(y.size()) + " values, not " + std::to_string(inSize()));
+    if (x.storage() == y.storage()) throw InputError("SENSE normal: the output must not be the input");
+    applyCoilSumNormal(maps, x, y);
+}
+
+void ToeplitzOperator::applyCoilSumNormal(const std::vector<const Vector*>& maps, const Vector& x, Vector& y) const {
+    VectorSpace& s = space();
+    Vector& weighted = scratch(0, inSize());
+    Vector& product = scratch(1, inSize());
+    s.zero(y);
+    for (const Vector* map : maps) {
+        s.multiply(*map, x, weighted);
+        forward(weighted, product);  // T itself (its forward is F^H F)
+        s.multiply(*map, product, product, /*conjugate_d=*/true);
+        s.axpy(1.0, product, y);
+    }
 }
 
 std::shared_ptr<ToeplitzOperator> Backend::toeplitzCopy(const ToeplitzOperator& kernel) {

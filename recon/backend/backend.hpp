@@ -61,9 +61,16 @@ public:
     // Q on the 2N grid as a vector of this operator's space (difference d at index d + N), for work
     // on Q where it lives (the circulant preconditioner's fold). The default uploads q().
     virtual Vector qVector() const;
+    // y = sum_c conj(S_c) .* T (S_c .* x): SENSE's normal E^H E, this one kernel shared by every
+    // coil. `maps`: one vector per coil, inSize() each. The default applies T coil by coil; a
+    // backend may batch the coils (CUDA: one batched FFT over a chunk of coils, the maps'
+    // products fused into the padding and the cropping). Sizes are checked (InputError).
+    void coilSumNormal(const std::vector<const Vector*>& maps, const Vector& x, Vector& y) const;
 
 protected:
     void applyAdjoint(const Vector& y, Vector& x) const override { applyForward(y, x); }  // Hermitian
+    // coilSumNormal's work, its sizes checked; y is not x. The default: coil by coil.
+    virtual void applyCoilSumNormal(const std::vector<const Vector*>& maps, const Vector& x, Vector& y) const;
 
 private:
     Grid grid_;
@@ -112,6 +119,13 @@ public:
     virtual std::shared_ptr<const Vector> adjointOnBackend(const Trajectory& t, const ComplexArray& c,
                                                            const SampleGrid& grid, const FourierMethod& method,
                                                            const Progress& progress = {});
+    // The adjoint sums of several coils at once (`c`: coils x t.samples(), coil after coil), each
+    // left in the backend's memory: F^H d of every coil for SENSE. The default calls
+    // adjointOnBackend coil by coil; the CUDA backend uploads all coils in one transfer and runs
+    // one NUFFT plan (its sort and spreading indices) over them. InputError on sizes.
+    virtual std::vector<std::shared_ptr<const Vector>> adjointsOnBackend(const Trajectory& t, const ComplexArray& c, int coils,
+                                                                         const SampleGrid& grid, const FourierMethod& method,
+                                                                         const Progress& progress = {});
     // out_m = sum_j f_j exp(-i 2 pi k_m . x_j) (the forward sum).
     virtual void forwardSum(const Trajectory& t, const ComplexArray& f, const SampleGrid& grid,
                             ComplexArray& out, const FourierMethod& method, const Progress& progress = {}) = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "recon/core/errors.hpp"
 
@@ -32,9 +33,19 @@ void Dataset::validate(const std::string& origin) const {
              " samples x " + std::to_string(coils) + " coil(s)");
     std::string why;
     if (!trajectoryInBand(grid, trajectory, &why)) fail("trajectory: " + why);
-    for (std::size_t i = 0; i < kspace.size(); ++i)
-        if (!finite(kspace[i]))
-            fail("k-space value " + std::to_string(i % M) + " of coil " + std::to_string(i / M) + " is NaN or Inf");
+    // The passes over k-space and the images in parallel: a 128^3 data set of 8 coils holds 2.3 million values.
+    const std::int64_t values = std::int64_t(kspace.size());
+    std::int64_t bad = values;  // the first value that is not finite
+    double peak = 0;
+#pragma omp parallel for reduction(min : bad) reduction(max : peak) schedule(static) if (values > 65536)
+    for (std::int64_t i = 0; i < values; ++i) {
+        const cdouble& d = kspace[std::size_t(i)];
+        if (!finite(d)) bad = std::min(bad, i);
+        else peak = std::max(peak, std::max(std::abs(d.real()), std::abs(d.imag())));
+    }
+    if (bad < values)
+        fail("k-space value " + std::to_string(std::size_t(bad) % M) + " of coil " + std::to_string(std::size_t(bad) / M) +
+             " is NaN or Inf");
     if (!density.empty()) {
         if (density.size() != M)
             fail("density weights have " + std::to_string(density.size()) + " values, trajectory has " + std::to_string(M));
@@ -48,11 +59,11 @@ void Dataset::validate(const std::string& origin) const {
     // Gridding and CG form sums of |d|^2 over all samples; in single precision
     // (largest 3.4e38) they overflow to Inf and give NaN images long before a
     // single value does. Refused here, with the remedy, rather than computed.
-    double peak = 0;
-    for (const cdouble& d : kspace) peak = std::max(peak, std::max(std::abs(d.real()), std::abs(d.imag())));
     double energy = 0;
-    if (peak > 0 && peak < kMaxKspaceEnergy)
-        for (const cdouble& d : kspace) energy += std::norm(d / peak);
+    if (peak > 0 && peak < kMaxKspaceEnergy) {
+#pragma omp parallel for reduction(+ : energy) schedule(static) if (values > 65536)
+        for (std::int64_t i = 0; i < values; ++i) energy += std::norm(kspace[std::size_t(i)] / peak);
+    }
     if (peak >= kMaxKspaceEnergy || energy * peak * peak > kMaxKspaceEnergy)
         fail("k-space values reach " + formatNumber(peak) + ": sums of |d|^2 over the " + std::to_string(kspace.size()) +
              " values would exceed " + formatNumber(kMaxKspaceEnergy) +
@@ -68,8 +79,11 @@ void Dataset::validate(const std::string& origin) const {
         if (img->size() != grid.voxels())
             fail(std::string(what) + " has " + std::to_string(img->size()) + " voxels, the grid " + grid.describe() +
                  " has " + std::to_string(grid.voxels()));
-        for (const auto& v : *img)
-            if (!finite(v)) fail(std::string(what) + " contains NaN or Inf");
+        const std::int64_t voxels = std::int64_t(img->size());
+        int nonfinite = 0;
+#pragma omp parallel for reduction(max : nonfinite) schedule(static) if (voxels > 65536)
+        for (std::int64_t i = 0; i < voxels; ++i) nonfinite = std::max(nonfinite, finite((*img)[std::size_t(i)]) ? 0 : 1);
+        if (nonfinite) fail(std::string(what) + " contains NaN or Inf");
     }
 }
 

@@ -10,6 +10,7 @@
 
 namespace recon {
 
+// A new field: copy it in prewhitenedCopy (recon/sense/prewhiten.cpp) too, which copies field by field.
 struct Dataset {
     std::string name;            // shown in the GUI and in tables
     std::string source;          // where it came from, and which units were assumed

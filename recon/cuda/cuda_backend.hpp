@@ -67,16 +67,30 @@ public:
     const std::shared_ptr<Stream>& sharedStream() const { return stream_; }
     // FFT(Kcirc) / L on the 2N grid, on this kernel's device.
     const DeviceBuffer<C>& spectrum() const { return spectrum_; }
+    // How many coils coilSumNormal batches at once (at most kMaxCoilBatch); 0 (the default):
+    // as many as half the device's free memory holds at the first product (each coil needs half
+    // a 2N grid and as much again for cuFFT's work area), chosen once. For tests and benchmarks.
+    void setCoilChunk(int coils) { coil_chunk_ = coils; }
+    // The chunk the last coilSumNormal used (0: none yet, or the coil-by-coil path).
+    int coilChunk() const { return used_chunk_; }
 
 private:
     void makePlans(ToeplitzFfts ffts);
     void applyForward(const Vector& x, Vector& y) const override;
+    // The coils in chunks: pad with the maps' products, one batched convolution, crop and sum
+    // with the conjugate maps. Coil by coil (the default) where the fused transform is not used.
+    void applyCoilSumNormal(const std::vector<const Vector*>& maps, const Vector& x, Vector& y) const override;
     std::array<int, 3> n_{1, 1, 1}, big_{1, 1, 1};
     std::shared_ptr<Stream> stream_;
     DeviceBuffer<C> spectrum_;
     mutable DeviceBuffer<C> work_;  // the 2N grid; apply() is not reentrant (one solve at a time)
     std::unique_ptr<GpuFft<T>> fft_;
     std::unique_ptr<PaddedFft<T>> padded_;
+    int coil_chunk_ = 0;
+    mutable int auto_chunk_ = 0;     // chosen from the free memory at the first product
+    mutable int used_chunk_ = 0;
+    mutable bool batch_failed_ = false;  // out of memory once: coil by coil
+    mutable DeviceBuffer<C> coil_work_;  // the chunk's half grids, one after another
 };
 
 // GPU.Multi: the voxels split over `devices` (all visible GPUs when empty), each

@@ -148,13 +148,17 @@ __device__ inline void registerDft(V (&v)[R], const V* tw, int L) {
 // columns sit L + 1 apart in shared memory so a tile's columns fall in different banks.
 template <int A, int B, class V>
 __global__ void __launch_bounds__(columnTile(A * B, sizeof(V)) * A)
-columnConvolveKernel(V* data, const V* spectrum, const V* twiddles, long long slice, int logTile) {
+columnConvolveKernel(V* data, const V* spectrum, const V* twiddles, long long slice, int logTile, int grids,
+                     long long gridStride) {
     constexpr int L = A * B;
     extern __shared__ unsigned char sharedBytes[];
     V* tw = reinterpret_cast<V*>(sharedBytes);
     const int tile = 1 << logTile;
     const int c = threadIdx.x & (tile - 1), t = threadIdx.x >> logTile;
-    const long long col = (long long)blockIdx.x * tile + c;
+    // Several grids (SENSE's coils): neighbouring blocks take the same tile of columns of different
+    // grids, so each spectrum column is fetched from memory once and from L2 for the others.
+    data += (long long)(blockIdx.x % unsigned(grids)) * gridStride;
+    const long long col = (long long)(blockIdx.x / unsigned(grids)) * tile + c;
     const bool live = col < slice;
     V* xs = tw + L + c * (L + 1);
     for (int i = threadIdx.x; i < L; i += blockDim.x) tw[i] = twiddles[i];
@@ -204,23 +208,25 @@ columnConvolveKernel(V* data, const V* spectrum, const V* twiddles, long long sl
 // A = 2^ceil(k/2), B = 2^floor(k/2) for L = 2^k.
 template <class V>
 void launchColumnConvolve(int logL, int logTile, std::size_t blocks, cudaStream_t s, V* data, const V* spectrum,
-                          const V* twiddles, long long slice) {
+                          const V* twiddles, long long slice, int grids = 1, long long gridStride = 0) {
     const int tile = 1 << logTile;
     const std::size_t bytes = columnSharedBytes(1 << logL, tile, sizeof(V));
     const int threadsPerColumn = 1 << ((logL + 1) / 2);
+    blocks *= std::size_t(grids);
+    if (blocks > 0x7fffffffu) throw Error("fused column transform: too many columns for one launch");
     const dim3 grid{unsigned(blocks)}, block{unsigned(tile * threadsPerColumn)};
     switch (logL) {
-        case 2: columnConvolveKernel<2, 2><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile); break;
-        case 3: columnConvolveKernel<4, 2><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile); break;
-        case 4: columnConvolveKernel<4, 4><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile); break;
-        case 5: columnConvolveKernel<8, 4><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile); break;
-        case 6: columnConvolveKernel<8, 8><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile); break;
-        case 7: columnConvolveKernel<16, 8><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile); break;
-        case 8: columnConvolveKernel<16, 16><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile); break;
-        case 9: columnConvolveKernel<32, 16><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile); break;
+        case 2: columnConvolveKernel<2, 2><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
+        case 3: columnConvolveKernel<4, 2><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
+        case 4: columnConvolveKernel<4, 4><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
+        case 5: columnConvolveKernel<8, 4><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
+        case 6: columnConvolveKernel<8, 8><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
+        case 7: columnConvolveKernel<16, 8><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
+        case 8: columnConvolveKernel<16, 16><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
+        case 9: columnConvolveKernel<32, 16><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
         case 10:
             if constexpr (sizeof(V) == 8) {
-                columnConvolveKernel<32, 32><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile);
+                columnConvolveKernel<32, 32><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride);
                 break;
             }
             [[fallthrough]];
@@ -240,6 +246,8 @@ PaddedFft<T>::PaddedFft(std::array<int, 3> big, int dims, cudaStream_t stream, b
     for (int a = 0; a < dims - 1; ++a) slice *= big[a];
     slow_ = slow;
     slice_ = slice;
+    dims_ = dims;
+    for (int a = 0; a < 3; ++a) big_[a] = big[a];
     const std::size_t bytes = std::size_t(slice) * slow * sizeof(std::complex<T>);
     // Inner: the faster axes (slowest first, as cuFFT wants), batched over the first half of the slices.
     long long n2[2] = {big[1], big[0]};
@@ -280,7 +288,48 @@ PaddedFft<T>::PaddedFft(std::array<int, 3> big, int dims, cudaStream_t stream, b
 }
 
 template <class T>
+int PaddedFft<T>::batchPlan(int count) const {
+    for (const auto& [n, h] : batch_plans_)
+        if (n == count) return h;
+    const cufftType type = std::is_same<T, float>::value ? CUFFT_C2C : CUFFT_Z2Z;
+    const std::size_t bytes = halfSize() * std::size_t(count) * sizeof(std::complex<T>);
+    long long n2[2] = {big_[1], big_[0]};
+    long long n1[1] = {big_[0]};
+    cufftHandle h = 0;
+    std::size_t work = 0;
+    checkFft(cufftCreate(&h), "batched plan", bytes);
+    // The halves lie one after another, so the batch is simply count times as many slices.
+    const cufftResult r = dims_ == 3 ? cufftMakePlanMany64(h, 2, n2, nullptr, 1, slice_, nullptr, 1, slice_, type,
+                                                           (long long)(slow_ / 2) * count, &work)
+                                     : cufftMakePlanMany64(h, 1, n1, nullptr, 1, slice_, nullptr, 1, slice_, type,
+                                                           (long long)(slow_ / 2) * count, &work);
+    if (r != CUFFT_SUCCESS) cufftDestroy(h);
+    checkFft(r, "batched inner plan", bytes);
+    checkFft(cufftSetStream(h, stream_), "set stream", 0);
+    batch_plans_.emplace_back(count, int(h));
+    return int(h);
+}
+
+template <class T>
+void PaddedFft<T>::convolveBatch(std::complex<T>* data, int count, const std::complex<T>* spectrum) const {
+    if (!fused()) throw Error("PaddedFft::convolveBatch needs the fused column kernel");
+    if (count < 1) return;
+    if (count == 1) return convolve(data, spectrum);
+    const int plan = batchPlan(count);
+    execC2C<T>(plan, data, CUFFT_FORWARD);
+    using V = cx_t<T>;
+    int logL = 0, logTile = 0;
+    while ((1 << logL) < slow_) ++logL;
+    while ((1 << logTile) < tile_) ++logTile;
+    launchColumnConvolve<V>(logL, logTile, std::size_t((slice_ + tile_ - 1) / tile_), stream_, reinterpret_cast<V*>(data),
+                            reinterpret_cast<const V*>(spectrum), reinterpret_cast<const V*>(twiddles_), slice_, count,
+                            (long long)halfSize());
+    execC2C<T>(plan, data, CUFFT_INVERSE);
+}
+
+template <class T>
 PaddedFft<T>::~PaddedFft() {
+    for (const auto& [n, h] : batch_plans_) cufftDestroy(cufftHandle(h));
     cufftDestroy(cufftHandle(inner_));
     if (!fused()) cufftDestroy(cufftHandle(outer_));  // made only for the unfused path
     release(twiddles_);

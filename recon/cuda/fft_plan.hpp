@@ -8,6 +8,8 @@
 #include <array>
 #include <complex>
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 namespace recon::cuda {
 
@@ -53,14 +55,25 @@ public:
     void convolve(std::complex<T>* data, const std::complex<T>* spectrum) const;
     // Whether convolve() runs the fused kernel (else two cuFFT passes and a product).
     bool fused() const { return twiddles_ != nullptr; }
+    // Values in the first half of the 2N grid along the slowest axis: what convolve() reads and writes.
+    std::size_t halfSize() const { return std::size_t(slice_) * std::size_t(slow_ / 2); }
+    // convolve() on `count` grids at once, each only its first half (halfSize() values), one after
+    // another from `data`: one batched cuFFT plan per direction (made on first use for each count,
+    // kept) and one launch of the fused kernel, whose neighbouring blocks take the same columns of
+    // different grids so the spectrum is read from L2 once per column. Fused path only (Error otherwise).
+    void convolveBatch(std::complex<T>* data, int count, const std::complex<T>* spectrum) const;
 
 private:
+    int batchPlan(int count) const;
     int inner_ = 0, outer_ = 0;  // cuFFT handles: the faster axes on half the slices; the slowest axis (unfused only)
     cudaStream_t stream_ = nullptr;
     long long slice_ = 0;        // points per slice of the slowest axis: the columns
     int slow_ = 0;               // the slowest axis's length
     int tile_ = 0;               // columns per block of the fused kernel
     std::complex<T>* twiddles_ = nullptr;  // exp(-2 pi i m / slow_), m < slow_ (fused path only)
+    int big_[3] = {1, 1, 1};
+    int dims_ = 0;
+    mutable std::vector<std::pair<int, int>> batch_plans_;  // (count, cuFFT handle) of the inner axes
 };
 
 }  // namespace recon::cuda

@@ -261,6 +261,51 @@ __global__ void cropKernel(Shape s, const V* big, V* y) {
     if (ix >= s.nx) return;
     y[(std::size_t(iz) * s.ny + iy) * s.nx + ix] = big[(std::size_t(iz) * s.by + iy) * s.bx + ix];
 }
+// The coils' maps by value (no device array of pointers to keep in step).
+template <class V>
+struct CoilMapArgs {
+    const V* map[kMaxCoilBatch];
+};
+// blockIdx.z runs over the coils' (z) lines: coil = blockIdx.z / lines_z.
+template <class V>
+__global__ void padCoilsKernel(Shape s, int lines_z, CoilMapArgs<V> maps, const V* x, V* big, std::size_t stride) {
+    const int ix = blockIdx.x * blockDim.x + threadIdx.x, iy = blockIdx.y;
+    const int coil = blockIdx.z / lines_z, iz = blockIdx.z % lines_z;
+    if (ix >= s.bx) return;
+    V v;
+    v.x = 0;
+    v.y = 0;
+    if (ix < s.nx && iy < s.ny && iz < s.nz) {
+        // Constant indices only: with a run-time index into the parameter array the batched product
+        // ran slower than coil by coil (5.3 against 3.4 ms for 8 coils at 128^3; docs/SENSE.md).
+        const V* map = maps.map[0];
+#pragma unroll
+        for (int c = 1; c < kMaxCoilBatch; ++c)
+            if (c == coil) map = maps.map[c];
+        const std::size_t i = (std::size_t(iz) * s.ny + iy) * s.nx + ix;
+        v = cmul(map[i], x[i]);
+    }
+    big[coil * stride + (std::size_t(iz) * s.by + iy) * s.bx + ix] = v;
+}
+template <class V>
+__global__ void cropCoilsKernel(Shape s, int coils, CoilMapArgs<V> maps, const V* big, std::size_t stride, bool accumulate,
+                                V* y) {
+    const int ix = blockIdx.x * blockDim.x + threadIdx.x, iy = blockIdx.y, iz = blockIdx.z;
+    if (ix >= s.nx) return;
+    const std::size_t i = (std::size_t(iz) * s.ny + iy) * s.nx + ix, b = (std::size_t(iz) * s.by + iy) * s.bx + ix;
+    V acc;
+    acc.x = 0;
+    acc.y = 0;
+    if (accumulate) acc = y[i];
+#pragma unroll
+    for (int c = 0; c < kMaxCoilBatch; ++c) {  // constant indices (see padCoilsKernel)
+        if (c >= coils) break;
+        const V m = maps.map[c][i], t = big[c * stride + b];
+        acc.x += m.x * t.x + m.y * t.y;  // conj(m) t
+        acc.y += m.x * t.y - m.y * t.x;
+    }
+    y[i] = acc;
+}
 template <class V>
 __global__ void spectrumKernel(const V* spec, V* big, std::size_t n) {
     std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
@@ -423,6 +468,32 @@ void toeplitzCrop(std::array<int, 3> n, std::array<int, 3> big, const DComplex<T
     checkLaunch("toeplitzCrop");
 }
 template <class T>
+CoilMapArgs<cx_t<T>> coilMapArgs(int coils, const DComplex<T>* const* maps, const char* what) {
+    if (coils < 1 || coils > kMaxCoilBatch)
+        throw Error(std::string(what) + " takes 1.." + std::to_string(kMaxCoilBatch) + " coils, not " + std::to_string(coils));
+    CoilMapArgs<cx_t<T>> a{};
+    for (int c = 0; c < coils; ++c) a.map[c] = dev(maps[c]);
+    return a;
+}
+template <class T>
+void toeplitzPadCoils(std::array<int, 3> n, std::array<int, 3> big, int coils, const DComplex<T>* const* maps,
+                      const DComplex<T>* x, DComplex<T>* b, std::size_t stride, cudaStream_t s) {
+    const auto args = coilMapArgs<T>(coils, maps, "toeplitzPadCoils");
+    std::array<int, 3> lines = big;  // the first half along the slowest axis only
+    (big[2] > 1 ? lines[2] : lines[1]) /= 2;
+    const dim3 grid((unsigned(big[0]) + kThreads - 1) / kThreads, unsigned(lines[1]), unsigned(lines[2] * coils));
+    padCoilsKernel<<<grid, kThreads, 0, s>>>(shape(n, big), lines[2], args, dev(x), dev(b), stride);
+    checkLaunch("toeplitzPadCoils");
+}
+template <class T>
+void toeplitzCropCoils(std::array<int, 3> n, std::array<int, 3> big, int coils, const DComplex<T>* const* maps,
+                       const DComplex<T>* b, std::size_t stride, bool accumulate, DComplex<T>* y, cudaStream_t s) {
+    const auto args = coilMapArgs<T>(coils, maps, "toeplitzCropCoils");
+    const dim3 grid((unsigned(n[0]) + kThreads - 1) / kThreads, unsigned(n[1]), unsigned(n[2]));
+    cropCoilsKernel<<<grid, kThreads, 0, s>>>(shape(n, big), coils, args, dev(b), stride, accumulate, dev(y));
+    checkLaunch("toeplitzCropCoils");
+}
+template <class T>
 void halfShift(std::array<int, 3> big, const DComplex<T>* in, DComplex<T>* out, bool inverse, cudaStream_t s) {
     halfShiftKernel<<<blocksFor(count(big)), kThreads, 0, s>>>(shape(big, big), dev(in), dev(out), inverse, count(big));
     checkLaunch("halfShift");
@@ -452,6 +523,10 @@ void halfShift(std::array<int, 3> big, const DComplex<T>* in, DComplex<T>* out, 
     template void toeplitzMultiply<T>(const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t);                  \
     template void toeplitzCrop<T>(std::array<int, 3>, std::array<int, 3>, const DComplex<T>*, DComplex<T>*,           \
                                   cudaStream_t);                                                                      \
+    template void toeplitzPadCoils<T>(std::array<int, 3>, std::array<int, 3>, int, const DComplex<T>* const*,       \
+                                      const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t);                  \
+    template void toeplitzCropCoils<T>(std::array<int, 3>, std::array<int, 3>, int, const DComplex<T>* const*,      \
+                                       const DComplex<T>*, std::size_t, bool, DComplex<T>*, cudaStream_t);           \
     template void halfShift<T>(std::array<int, 3>, const DComplex<T>*, DComplex<T>*, bool, cudaStream_t);
 
 RECON_LINALG_INSTANTIATE(float)

@@ -102,6 +102,17 @@ template <class T>
 void toeplitzMultiply(const DComplex<T>* spectrum, DComplex<T>* b, std::size_t n, cudaStream_t s);
 template <class T>
 void toeplitzCrop(std::array<int, 3> n, std::array<int, 3> big, const DComplex<T>* b, DComplex<T>* y, cudaStream_t s);
+// The same for a chunk of SENSE coils (at most kMaxCoilBatch), their maps' products fused in:
+// pad writes, for each coil c < coils, the first half (along the slowest axis) of the 2N grid
+// of maps[c] .* x at b + c * stride; crop sets y = sum_c conj(maps[c]) .* crop(b + c * stride),
+// or adds that to y (`accumulate`: the chunks after the first).
+inline constexpr int kMaxCoilBatch = 16;
+template <class T>
+void toeplitzPadCoils(std::array<int, 3> n, std::array<int, 3> big, int coils, const DComplex<T>* const* maps,
+                      const DComplex<T>* x, DComplex<T>* b, std::size_t stride, cudaStream_t s);
+template <class T>
+void toeplitzCropCoils(std::array<int, 3> n, std::array<int, 3> big, int coils, const DComplex<T>* const* maps,
+                       const DComplex<T>* b, std::size_t stride, bool accumulate, DComplex<T>* y, cudaStream_t s);
 // Circular shift by half the 2N grid on each axis: Kcirc[l] = Q[(l + N) mod 2N]
 // (forward) and back; `big` as above.
 template <class T>

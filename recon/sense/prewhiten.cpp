@@ -1,9 +1,11 @@
 #include "recon/sense/prewhiten.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "recon/core/errors.hpp"
+#include "recon/core/host_memory.hpp"
 
 namespace recon {
 namespace {
@@ -43,22 +45,42 @@ SquareMatrix noiseCovariance(const ComplexArray& noise, int coils) {
     return psi;
 }
 
-void prewhiten(ComplexArray& kspace, int coils, const SquareMatrix& covariance) {
-    const std::size_t m_count = samplesPerCoil(kspace, coils, "prewhitening");
+namespace {
+
+// out = L^{-1} in, sample by sample across the coils (out may be in): forward substitution L y = d.
+void whiten(const cdouble* in, cdouble* out, std::size_t m_count, int coils, const SquareMatrix& covariance) {
     if (covariance.n != coils)
         throw InputError("prewhitening: the noise covariance is " + std::to_string(covariance.n) + "x" +
                          std::to_string(covariance.n) + " but the data have " + std::to_string(coils) + " coils");
     const SquareMatrix l = cholesky(covariance);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t m = 0; m < std::int64_t(m_count); ++m) {
-        // Forward substitution L y = d across the coils of one sample, in place.
+    for (std::int64_t m = 0; m < std::int64_t(m_count); ++m)
         for (int i = 0; i < coils; ++i) {
-            cdouble s = kspace[std::size_t(i) * m_count + std::size_t(m)];
-            for (int k = 0; k < i; ++k) s -= l(i, k) * kspace[std::size_t(k) * m_count + std::size_t(m)];
-            kspace[std::size_t(i) * m_count + std::size_t(m)] = s / l(i, i).real();
+            cdouble s = in[std::size_t(i) * m_count + std::size_t(m)];
+            for (int k = 0; k < i; ++k) s -= l(i, k) * out[std::size_t(k) * m_count + std::size_t(m)];
+            out[std::size_t(i) * m_count + std::size_t(m)] = s / l(i, i).real();
         }
-    }
 }
+
+void parallelCopy(const ComplexArray& from, ComplexArray& to) {
+    resizeForOverwrite(to, from.size());
+    const std::int64_t n = std::int64_t(from.size());
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (std::int64_t i = 0; i < n; ++i) to[std::size_t(i)] = from[std::size_t(i)];
+}
+
+}  // namespace
+
+void prewhiten(ComplexArray& kspace, int coils, const SquareMatrix& covariance) {
+    const std::size_t m_count = samplesPerCoil(kspace, coils, "prewhitening");
+    whiten(kspace.data(), kspace.data(), m_count, coils, covariance);
+}
+
+namespace {
+std::string noteOf(std::size_t per_coil) {
+    return "; noise-prewhitened (" + std::to_string(per_coil) + " noise samples per coil)";
+}
+}  // namespace
 
 bool prewhitenWithNoiseScan(Dataset& d) {
     if (d.noise.empty()) return false;
@@ -69,8 +91,32 @@ bool prewhitenWithNoiseScan(Dataset& d) {
         throw InputError(std::string("the data set's noise scan cannot whiten the coils: ") + e.what());
     }
     d.noise.clear();
-    d.source += "; noise-prewhitened (" + std::to_string(per_coil) + " noise samples per coil)";
+    d.source += noteOf(per_coil);
     return true;
+}
+
+std::shared_ptr<Dataset> prewhitenedCopy(const Dataset& d) {
+    if (d.noise.empty()) return nullptr;
+    const std::size_t per_coil = d.noise.size() / std::size_t(std::max(1, d.coils));
+    const std::size_t m_count = samplesPerCoil(d.kspace, d.coils, "prewhitening");
+    auto out = std::make_shared<Dataset>();
+    try {
+        const SquareMatrix psi = noiseCovariance(d.noise, d.coils);
+        resizeForOverwrite(out->kspace, d.kspace.size());
+        whiten(d.kspace.data(), out->kspace.data(), m_count, d.coils, psi);
+    } catch (const NumericalError& e) {
+        throw InputError(std::string("the data set's noise scan cannot whiten the coils: ") + e.what());
+    }
+    out->name = d.name;
+    out->source = d.source + noteOf(per_coil);
+    out->grid = d.grid;
+    out->trajectory = d.trajectory;
+    out->coils = d.coils;
+    out->density = d.density;
+    parallelCopy(d.truth, out->truth);
+    parallelCopy(d.reference, out->reference);
+    out->basis = d.basis;
+    return out;  // the noise samples spent, as prewhitenWithNoiseScan leaves them
 }
 
 CoilCompression planCoilCompression(const ComplexArray& kspace, int coils, int virtual_coils, double energy_threshold) {

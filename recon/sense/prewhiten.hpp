@@ -3,6 +3,7 @@
 // stored coil after coil (coils x M, sample index fastest, as Dataset holds them).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "recon/core/dataset.hpp"
@@ -25,6 +26,10 @@ void prewhiten(ComplexArray& kspace, int coils, const SquareMatrix& covariance);
 // changing nothing, when there are no noise samples. Throws InputError when the noise scan cannot
 // whiten the coils (a coil without noise, or two identical coils).
 bool prewhitenWithNoiseScan(Dataset& d);
+// The same without changing `d`: a copy whose k-space is written whitened straight from d's (no
+// copy of the raw k-space first), every large array copied on the host's cores. Null when d has
+// no noise samples. The same InputErrors.
+std::shared_ptr<Dataset> prewhitenedCopy(const Dataset& d);
 
 // Coil compression by PCA (SVD of the coils x M data matrix through its Gram matrix):
 // the K virtual coils along the K largest singular vectors.

@@ -25,12 +25,15 @@ Vector uploadCoil(VectorSpace& space, const ComplexArray& maps, std::size_t c, s
 
 }  // namespace
 
-SenseOperator::SenseOperator(LinearOperatorPtr fourier, const ComplexArray& maps)
+SenseOperator::SenseOperator(LinearOperatorPtr fourier, const ComplexArray& maps, std::shared_ptr<const ToeplitzOperator> kernel)
     : LinearOperator(fourier ? fourier->space() : throw InputError("SENSE: no Fourier operator"),
                      fourier->inSize(),
                      fourier->outSize() * checkedCoils(maps, fourier->inSize(), "SENSE"),
                      "SENSE (" + std::to_string(maps.size() / fourier->inSize()) + " coils) of " + fourier->name()),
-      fourier_(std::move(fourier)) {
+      fourier_(std::move(fourier)), kernel_(std::move(kernel)) {
+    if (kernel_ && (kernel_->inSize() != voxels() || &kernel_->space() != &space()))
+        throw InputError("SENSE: the Toeplitz kernel of " + kernel_->grid().describe() +
+                         " is not the normal of " + fourier_->name() + " on this backend");
     // One upload of every coil's map (one host conversion, one transfer), then a device copy per coil.
     const std::size_t coils = maps.size() / voxels();
     const Vector all = space().fromHost(maps);
@@ -39,6 +42,7 @@ SenseOperator::SenseOperator(LinearOperatorPtr fourier, const ComplexArray& maps
         maps_.push_back(space().make(voxels()));
         space().copyRange(all, c * voxels(), maps_.back(), 0, voxels());
     }
+    for (const Vector& m : maps_) map_ptrs_.push_back(&m);
 }
 
 Vector SenseOperator::adjointFromCoilImages(const std::vector<const Vector*>& coil_adjoints) const {
@@ -83,6 +87,7 @@ void SenseOperator::applyAdjoint(const Vector& y, Vector& x) const {
 
 void SenseOperator::applyNormal(const Vector& x, Vector& y) const {
     // One Toeplitz product per coil, on the image grid: no pass over the samples.
+    if (kernel_) return kernel_->coilSumNormal(map_ptrs_, x, y);
     VectorSpace& s = space();
     Vector& weighted = scratch(0, voxels());
     Vector& toeplitz_out = scratch(2, voxels());

@@ -20,9 +20,12 @@ namespace recon {
 
 class SenseOperator final : public LinearOperator {
 public:
-    // `maps`: coils x voxels, coil after coil (F->inSize() voxels each). Throws InputError
-    // when the maps do not fill whole coils of F's image, or are empty.
-    SenseOperator(LinearOperatorPtr fourier, const ComplexArray& maps);
+    // `maps`: coils x voxels, coil after coil (F->inSize() voxels each). `kernel`, when given, is
+    // F's normal F^H F (the session's Toeplitz kernel): the normal then runs as one
+    // ToeplitzOperator::coilSumNormal over all coils (batched on a GPU); without it, F's normal
+    // coil by coil. Throws InputError when the maps do not fill whole coils of F's image, are
+    // empty, or the kernel is for another image.
+    SenseOperator(LinearOperatorPtr fourier, const ComplexArray& maps, std::shared_ptr<const ToeplitzOperator> kernel = nullptr);
     int coils() const { return int(maps_.size()); }
     std::size_t voxels() const { return fourier_->inSize(); }
     std::size_t samplesPerCoil() const { return fourier_->outSize(); }
@@ -38,7 +41,9 @@ protected:
 
 private:
     LinearOperatorPtr fourier_;
+    std::shared_ptr<const ToeplitzOperator> kernel_;  // F^H F, or null
     std::vector<Vector> maps_;  // one resident vector per coil
+    std::vector<const Vector*> map_ptrs_;
 };
 
 // The same from host maps (uploaded here, coil by coil): for an operator split over devices,

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
@@ -43,11 +44,7 @@ ReconstructionSession::ReconstructionSession(std::shared_ptr<Backend> backend) :
 
 void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     if (data) data->validate(data->name.empty() ? "data set" : data->name);
-    if (data && !data->noise.empty()) {
-        auto whitened = std::make_shared<Dataset>(*data);
-        prewhitenWithNoiseScan(*whitened);
-        data = std::move(whitened);
-    }
+    if (data && !data->noise.empty()) data = prewhitenedCopy(*data);
     std::lock_guard<std::mutex> lock(mutex_);
     data_ = std::move(data);
     density_.clear();
@@ -195,6 +192,33 @@ GriddingResult ReconstructionSession::gridWith(const GriddingOptions& opts, Dens
 std::shared_ptr<const Vector> ReconstructionSession::adjointData(int coil, const FourierMethod& method,
                                                                  const Progress& progress) {
     return weightedAdjoint(fhd_, coil, method, nullptr, progress);
+}
+
+std::vector<std::shared_ptr<const Vector>> ReconstructionSession::coilAdjoints(const FourierMethod& method,
+                                                                             const Progress& progress) {
+    const Dataset& d = dataset();
+    const FourierMethod m = resolve(method);
+    const std::string key = methodKey(m);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = fhd_.find(key);
+        if (it != fhd_.end() && it->second.size() == std::size_t(d.coils) &&
+            std::all_of(it->second.begin(), it->second.end(), [](const auto& v) { return bool(v); }))
+            return it->second;
+    }
+    // phi d of every coil (phi is real: phi* d = phi d), in parallel.
+    const std::vector<double> phi = phiValues();
+    const std::size_t samples = d.samples();
+    ComplexArray mu;
+    resizeForOverwrite(mu, d.kspace.size());
+    const std::int64_t total = std::int64_t(mu.size());
+#pragma omp parallel for schedule(static) if (total > 65536)
+    for (std::int64_t i = 0; i < total; ++i) mu[std::size_t(i)] = phi[std::size_t(i) % samples] * d.kspace[std::size_t(i)];
+    auto all = backend_->adjointsOnBackend(d.trajectory, mu, d.coils, SampleGrid::image(d.grid), m, progress);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& slot = fhd_[key];
+    slot = all;
+    return all;
 }
 
 std::shared_ptr<const Vector> ReconstructionSession::densityWeightedAdjoint(int coil, const FourierMethod& method,

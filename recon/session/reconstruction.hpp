@@ -222,6 +222,9 @@ public:
 
     // F^H d of one coil (kept in the backend's memory) and the Toeplitz kernel, cached per method.
     std::shared_ptr<const Vector> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
+    // F^H d of every coil (SENSE's), the missing ones in one batched call (Backend::adjointsOnBackend),
+    // cached with adjointData's.
+    std::vector<std::shared_ptr<const Vector>> coilAdjoints(const FourierMethod& method, const Progress& progress = {});
     // F^H (w d) of one coil with the density weights gridding uses (densityWeights()), on the
     // backend, cached per method: StartImage::Gridding's start before its scaling.
     std::shared_ptr<const Vector> densityWeightedAdjoint(int coil, const FourierMethod& method, const Progress& progress = {});

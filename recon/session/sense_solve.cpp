@@ -91,7 +91,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         LinearOperatorPtr encoding;
         std::shared_ptr<const SenseOperator> one_device;
         if (sense_devices_.empty()) {
-            encoding = one_device = std::make_shared<const SenseOperator>(fourier, maps.maps);
+            encoding = one_device = std::make_shared<const SenseOperator>(fourier, maps.maps, toeplitz(m));
         } else {
             // Each other device gets its own copy of the one Toeplitz kernel (device to device on GPUs).
             const std::shared_ptr<const ToeplitzOperator> kernel = toeplitz(m);
@@ -102,8 +102,9 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
             });
         }
         double data_norm2 = 0;
-        for (int c = 0; c < d.coils; ++c)
-            for (std::size_t i = 0; i < d.samples(); ++i) data_norm2 += std::norm(d.coil(c)[i]);
+        const std::int64_t values = std::int64_t(d.kspace.size());
+#pragma omp parallel for reduction(+ : data_norm2) schedule(static) if (values > 65536)
+        for (std::int64_t i = 0; i < values; ++i) data_norm2 += std::norm(d.kspace[std::size_t(i)]);
         Vector rhs;
         if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(encoding)) {
             // E^H d with each coil's F^H d on the device that owns the coil.
@@ -113,12 +114,9 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
             split->adjointFromHost({d.coil(0), split->outSize()}, rhs);
             progress.update(1.0);
         } else {
-            std::vector<std::shared_ptr<const Vector>> coil_adjoints;
+            const std::vector<std::shared_ptr<const Vector>> coil_adjoints = coilAdjoints(m, monitor.progress(Phase::AdjointData));
             std::vector<const Vector*> coil_ptrs;
-            for (int c = 0; c < d.coils; ++c) {
-                coil_adjoints.push_back(adjointData(c, m, monitor.progress(Phase::AdjointData)));
-                coil_ptrs.push_back(coil_adjoints.back().get());
-            }
+            for (const auto& v : coil_adjoints) coil_ptrs.push_back(v.get());
             rhs = one_device ? one_device->adjointFromCoilImages(coil_ptrs)
                              : senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
         }

@@ -44,6 +44,26 @@ TEST(DatasetValidation, RejectsNaN) {
     expectError(d, "NaN");
 }
 
+// Large k-space is checked in parallel: still the first bad value is named, and the peak and energy
+// checks see every coil.
+TEST(DatasetValidation, NamesTheFirstNaNOfManyCoils) {
+    Dataset d = small();
+    const std::size_t m = d.samples();
+    d.coils = int(200000 / m) + 2;
+    ComplexArray one = d.kspace;
+    d.kspace.clear();
+    for (int c = 0; c < d.coils; ++c) d.kspace.insert(d.kspace.end(), one.begin(), one.end());
+    ASSERT_GT(d.kspace.size(), 65536u);
+    EXPECT_NO_THROW(d.validate("file.h5"));
+    const int late = d.coils - 1, early = d.coils / 2;
+    d.kspace[std::size_t(late) * m + 3] = cdouble(0, std::nan(""));
+    d.kspace[std::size_t(early) * m + 7] = cdouble(INFINITY, 0);
+    expectError(d, "k-space value 7 of coil " + std::to_string(early) + " is NaN or Inf");
+    d.kspace[std::size_t(early) * m + 7] = 0;
+    d.kspace[std::size_t(late) * m + 3] = 1e200;  // in the last coil: the energy check must see it
+    expectError(d, "overflow single precision");
+}
+
 TEST(DatasetValidation, RejectsTrajectoryOutsideTheBand) {
     Dataset d = small();
     d.trajectory.k[3] = 3.0 * d.grid.n[0];  // e.g. radians or a wrong scale

@@ -9,7 +9,8 @@
 //   not part of the whole), Q (Toeplitz kernel), F^H d of every coil, W (the prior), the solve
 //   (its SENSE operator, right-hand side, CG, image to host), the λ change (warm re-solve), and
 //   the coil maps (Walsh, ESPIRiT: their stages from the progress they report; one untimed estimate
-//   of each first, then --repeats rows).
+//   of each first, then --repeats rows). Between them: the normal product alone (per coil against
+//   batched) and the λ change to convergence (its definition printed: PSNR against the truth by iteration).
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
 #include <algorithm>
 #include <chrono>
@@ -21,10 +22,13 @@
 #include <vector>
 
 #include "recon/backend/backend.hpp"
+#include "recon/core/metrics.hpp"
+#include "recon/cuda/cuda_backend.hpp"
 #include "tests/recon/cuda/bench_data.hpp"
 #include "recon/phantom/shepp_logan.hpp"
 #include "recon/sense/espirit.hpp"
 #include "recon/sense/prewhiten.hpp"
+#include "recon/sense/sense_operator.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/trajectory/trajectories.hpp"
 
@@ -109,7 +113,7 @@ Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>&
     session.toeplitz(o.method);
     row.t["Q"] = since(t0);
     t0 = Clock::now();
-    for (int c = 0; c < data->coils; ++c) session.adjointData(c, o.method);
+    session.coilAdjoints(o.method);
     row.t["F^H d"] = since(t0);
     t0 = Clock::now();
     session.regularizerOperator(o);
@@ -129,6 +133,147 @@ Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>&
     session.solve(o);
     row.t["lambda change short"] = since(t0);
     return row;
+}
+
+// A monitor that keeps each iterate's PSNR against the truth (snapshots every iteration).
+struct PsnrMonitor final : Monitor {
+    const ComplexArray* truth = nullptr;
+    std::vector<double> psnr, residual;
+    void iteration(int, const IterationRecord& r, const ComplexArray* snapshot) override {
+        if (!snapshot) return;
+        psnr.push_back(measureQuality(*snapshot, *truth, false).psnr_db);
+        residual.push_back(r.residual);
+    }
+};
+
+// What "converged" means for a λ change: after the λ = 0.02 solve (60 iterations), λ = 0.05 warm for four
+// times the budget, each iterate's PSNR against the truth; converged from the first iteration after which
+// the PSNR stays within 0.1 dB of the last one's (and, for comparison, of the budget's iteration). That
+// iteration's relative residual is the tolerance a λ change runs to, timed from the same start (a fresh
+// session's λ = 0.02 solve).
+void lambdaConvergence(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps,
+                       int iterations, int repeats) {
+    auto start = [&](ReconstructionSession& session, SolveOptions& o) {
+        CoilMaps given;
+        given.maps = maps;
+        given.coils = data->coils;
+        given.mask.assign(data->grid.voxels(), 1);
+        given.source = "ring of Gaussian bumps";
+        session.setDataset(data);
+        session.setCoilMaps(std::move(given));
+        o.iterations = iterations;
+        o.lambda = 0.02;
+        o.snapshot_every = 0;
+        o.method = {"nufft", kDefaultNufftTolerance};
+        o.coil_combination = CoilCombination::Sense;
+        session.solve(o);
+        o.lambda = 0.05;
+        o.warm_start = true;
+    };
+    PsnrMonitor monitor;
+    monitor.truth = &data->truth;
+    {
+        ReconstructionSession session(b);
+        SolveOptions o;
+        start(session, o);
+        o.snapshot_every = 1;
+        o.iterations = 4 * iterations;
+        session.solve(o, monitor);
+    }
+    const std::size_t n = monitor.psnr.size();
+    if (n == 0) return;
+    // 1-based: the first iterate from which every later one lies within 0.1 dB of iterate `last`.
+    auto settled = [&](std::size_t last) {
+        std::size_t k = last;
+        while (k > 1 && std::abs(monitor.psnr[k - 2] - monitor.psnr[last - 1]) < 0.1) --k;
+        return k;
+    };
+    std::printf("lambda 0.02 -> 0.05 warm, PSNR vs truth (dB) by iteration:");
+    for (std::size_t i = 0; i < n; ++i)
+        if (i < 5 || (i + 1) % 10 == 0) std::printf(" %zu:%.2f", i + 1, monitor.psnr[i]);
+    std::printf("\n");
+    for (std::size_t last : {n, std::min(n, std::size_t(iterations))}) {
+        const std::size_t k = settled(last);
+        const double tolerance = monitor.residual[k - 1];
+        std::printf("  within 0.1 dB of iteration %zu's %.2f dB from iteration %zu on (relative residual %.3g there):", last,
+                    monitor.psnr[last - 1], k, tolerance);
+        for (int r = 0; r < repeats; ++r) {
+            ReconstructionSession session(b);
+            SolveOptions o;
+            start(session, o);
+            o.tolerance = tolerance;
+            o.iterations = 4 * iterations;
+            const auto t0 = Clock::now();
+            const SolveResult res = session.solve(o);
+            std::printf(" %.3f s (%zu its, CG %.3f s)", since(t0), res.history.size(), res.seconds);
+        }
+        std::printf("\n");
+    }
+    std::fflush(stdout);
+}
+
+// SENSE's normal product alone, as the solve applies it: the maps coil by coil through F's normal (the
+// operator without the kernel, as before), and coilSumNormal's batches of 1, 4 and all coils.
+void normalRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps) {
+    ReconstructionSession session(b);
+    session.setDataset(data);
+    const FourierMethod m{"nufft", kDefaultNufftTolerance};
+    const auto kernel = session.toeplitz(m);
+    const auto fourier = session.fourierOperator(m);
+    auto* cuda_kernel = dynamic_cast<cuda::CudaToeplitz<float>*>(const_cast<ToeplitzOperator*>(kernel.get()));
+    const Vector x = b->fromHost(data->truth);
+    Vector y = b->make(x.size());
+    auto time = [&](const LinearOperator& op) {
+        for (int i = 0; i < 3; ++i) op.normal(x, y);
+        b->synchronize();
+        const int reps = 20;
+        const auto t0 = Clock::now();
+        for (int i = 0; i < reps; ++i) op.normal(x, y);
+        b->synchronize();
+        return 1e3 * since(t0) / reps;
+    };
+    const SenseOperator per_coil(fourier, maps), batched(fourier, maps, kernel);
+    std::printf("normal product E^H E, %d coils: per coil %.3f ms", data->coils, time(per_coil));
+    for (int chunk : {1, 4, data->coils}) {
+        if (cuda_kernel) cuda_kernel->setCoilChunk(chunk);
+        std::printf(" | batched %d: %.3f ms", chunk, time(batched));
+        if (!cuda_kernel) break;
+    }
+    if (cuda_kernel) cuda_kernel->setCoilChunk(0);
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
+// The stages outside CG the old way and the new, in the same process: prewhitening as a copy of the data
+// set whitened in place against straight into the copy; F^H d coil by coil against all coils at once.
+void beforeAfterRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data) {
+    for (int r = 0; r < 2; ++r) {
+        auto t0 = Clock::now();
+        {
+            auto copy = std::make_shared<Dataset>(*data);
+            prewhitenWithNoiseScan(*copy);
+        }
+        const double copy_then_whiten = since(t0);
+        t0 = Clock::now();
+        { const auto copy = prewhitenedCopy(*data); }
+        const double straight = since(t0);
+        const FourierMethod m{"nufft", kDefaultNufftTolerance};
+        ReconstructionSession each(b), all(b);
+        each.setDataset(data);
+        all.setDataset(data);
+        each.toeplitz(m);  // both with the NUFFT plans made (Q's first, as the solve orders them)
+        all.toeplitz(m);
+        t0 = Clock::now();
+        for (int c = 0; c < data->coils; ++c) each.adjointData(c, m);
+        b->synchronize();
+        const double per_coil = since(t0);
+        t0 = Clock::now();
+        all.coilAdjoints(m);
+        const double batched = since(t0);
+        std::printf("before/after: prewhitening copy then in place %.3f s, straight into the copy %.3f s | F^H d coil by coil %.3f s,"
+                    " all coils at once %.3f s\n", copy_then_whiten, straight, per_coil, batched);
+    }
+    std::fflush(stdout);
 }
 
 // One estimate of each method, its stages timed from the progress it reports; `print`: a row.
@@ -227,6 +372,9 @@ int main(int argc, char** argv) {
                         row.t.at("lambda change short"));
             std::fflush(stdout);
         }
+        beforeAfterRows(b, data);
+        normalRows(b, data, truth_maps);
+        lambdaConvergence(b, data, whitened_maps, iterations, repeats);  // the maps that fit the whitened data: the image is the truth's estimate
         if (maps) {
             mapsRows(b, data, whitened_maps, false);  // warm-up: the libraries' handles and kernels
             for (int r = 0; r < repeats; ++r) mapsRows(b, data, whitened_maps, true);

@@ -3,8 +3,12 @@
 // image must match the CPU backend's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "../test_support.hpp"
 #include "gpu_test_support.hpp"
+#include "recon/cuda/cuda_backend.hpp"
+#include "recon/cuda/linalg.hpp"
 #include "recon/sense/espirit.hpp"
 #include "recon/sense/small_linalg.hpp"
 #include "recon/session/demo_cases.hpp"
@@ -226,6 +230,92 @@ TEST(CudaSense, CoilFieldMatchesTheHost) {
         EXPECT_LT(worst_value, 1e-10) << (pair_kernels ? "ESPIRiT" : "Walsh");
         EXPECT_LT(worst_vector, 1e-6) << (pair_kernels ? "ESPIRiT" : "Walsh") << ", " << compared << " voxels";
     }
+}
+
+// SENSE's normal with the coils batched (pad with the maps, one batched FFT per chunk, crop and
+// sum with the conjugate maps) against E^H E applied term by term through the samples in float64
+// on the host, and against the host's coil-by-coil sum with the same kernel (GPU = CPU): odd and
+// even coils, chunks of 1, 3, all and the free memory's; 2D and 3D grids with the fused
+// transform and one without it (coil by coil on the device). The output is overwritten.
+TEST(CudaSense, CoilSumNormalBatchedEqualsThePerCoilSum) {
+    struct Case {
+        Grid g;
+        bool batched;
+    };
+    const Case cases[] = {{Grid::make3D(16, 16, 16), true}, {Grid::make3D(11, 10, 8), true}, {Grid::make2D(32, 32), true},
+                          {Grid::make3D(10, 8, 9), false}};  // 2N = 18 along z: not a power of two
+    auto dev = gpu(Precision::Single);
+    auto cpu = createCpuBackend(Precision::Double);
+    for (const Case& k : cases) {
+        const Grid& g = k.g;
+        const Trajectory t = randomTrajectory(g, 400, 3);
+        const std::vector<double> phi(t.samples(), 0.9), phi2(t.samples(), 0.81);
+        const auto kernel = dev->makeToeplitz(g, t, phi2, {"direct"});
+        auto* cuda_kernel = dynamic_cast<cuda::CudaToeplitz<float>*>(kernel.get());
+        ASSERT_NE(cuda_kernel, nullptr);
+        const auto host_kernel = cpu->toeplitzFromQ(g, kernel->q());
+        const auto exact = fourierOperator(*cpu, t, g, phi, {"direct"}, nullptr);  // no Toeplitz: through the samples
+        for (int coils : {5, 8}) {
+            const ComplexArray maps = randomComplex(std::size_t(coils) * g.voxels(), 17);
+            const ComplexArray x = randomComplex(g.voxels(), 19);
+            auto coilMap = [&](int c) {
+                return ComplexArray(maps.begin() + std::ptrdiff_t(std::size_t(c) * g.voxels()),
+                                    maps.begin() + std::ptrdiff_t(std::size_t(c + 1) * g.voxels()));
+            };
+            ComplexArray term_by_term(g.voxels());
+            for (int c = 0; c < coils; ++c) {
+                const ComplexArray sc = coilMap(c);
+                ComplexArray sx(g.voxels());
+                for (std::size_t i = 0; i < sx.size(); ++i) sx[i] = sc[i] * x[i];
+                const ComplexArray fhf = applyAdjoint(*exact, applyForward(*exact, sx));
+                for (std::size_t i = 0; i < sx.size(); ++i) term_by_term[i] += std::conj(sc[i]) * fhf[i];
+            }
+            std::vector<Vector> dmaps, hmaps;
+            std::vector<const Vector*> dptrs, hptrs;
+            for (int c = 0; c < coils; ++c) {
+                dmaps.push_back(dev->fromHost(coilMap(c)));
+                hmaps.push_back(cpu->fromHost(coilMap(c)));
+            }
+            for (int c = 0; c < coils; ++c) {
+                dptrs.push_back(&dmaps[std::size_t(c)]);
+                hptrs.push_back(&hmaps[std::size_t(c)]);
+            }
+            const Vector hx = cpu->fromHost(x);
+            Vector hy = cpu->make(g.voxels());
+            host_kernel->coilSumNormal(hptrs, hx, hy);
+            const ComplexArray host = cpu->toHost(hy);
+            ASSERT_LT(relativeError(host, term_by_term), 1e-4) << "the host's kernel from the device's Q";
+            const Vector dx = dev->fromHost(x);
+            for (int chunk : {1, 3, coils, 0}) {
+                SCOPED_TRACE(g.describe() + ", " + std::to_string(coils) + " coils, chunk " + std::to_string(chunk));
+                cuda_kernel->setCoilChunk(chunk);
+                Vector dy = dev->fromHost(randomComplex(g.voxels(), 23));  // overwritten, not added to
+                kernel->coilSumNormal(dptrs, dx, dy);
+                const ComplexArray got = dev->toHost(dy);
+                EXPECT_LT(relativeError(got, host), 2e-5);
+                EXPECT_LT(relativeError(got, term_by_term), 1e-4);
+                EXPECT_EQ(cuda_kernel->coilChunk(), k.batched ? (chunk > 0 ? std::min(chunk, coils) : std::min(coils, cuda::kMaxCoilBatch)) : 0);
+            }
+        }
+    }
+}
+
+// F^H d of every coil from one upload equals each coil's own adjoint sum.
+TEST(CudaSense, AdjointsOfAllCoilsMatchEachCoil) {
+    auto dev = gpu(Precision::Single);
+    const Grid g = Grid::make3D(16, 12, 10);
+    const Trajectory t = randomTrajectory(g, 900, 5);
+    const int coils = 3;
+    const ComplexArray values = randomComplex(std::size_t(coils) * t.samples(), 6);
+    const auto all = dev->adjointsOnBackend(t, values, coils, SampleGrid::image(g), {"nufft", 1e-6});
+    ASSERT_EQ(all.size(), std::size_t(coils));
+    for (int c = 0; c < coils; ++c) {
+        const ComplexArray one(values.begin() + std::ptrdiff_t(std::size_t(c) * t.samples()),
+                               values.begin() + std::ptrdiff_t(std::size_t(c + 1) * t.samples()));
+        const auto each = dev->adjointOnBackend(t, one, SampleGrid::image(g), {"nufft", 1e-6});
+        EXPECT_LT(relativeError(dev->toHost(*all[std::size_t(c)]), dev->toHost(*each)), 1e-6) << "coil " << c;
+    }
+    EXPECT_THROW(dev->adjointsOnBackend(t, values, coils + 1, SampleGrid::image(g), {"nufft", 1e-6}), InputError);
 }
 
 }  // namespace

@@ -72,6 +72,62 @@ TEST(Sense, NormalIsTheSumOverCoilsOfEhETermByTerm) {
     }
 }
 
+// ToeplitzOperator::coilSumNormal (the primitive SENSE's normal runs on) against E^H E applied term by
+// term through the samples, on 2D and 3D grids and odd and even numbers of coils; a SenseOperator
+// given the kernel equals one without it (F's normal coil by coil); bad shapes are refused by name.
+TEST(Sense, CoilSumNormalIsEhETermByTerm) {
+    for (const Grid& g : {Grid::make3D(6, 5, 4), Grid::make2D(7, 6)}) {
+        for (int coils : {1, 3, 4}) {
+            SCOPED_TRACE(g.describe() + ", " + std::to_string(coils) + " coils");
+            SenseFixture f;
+            f.g = g;
+            f.t = randomTrajectory(g, 120, 9);
+            f.coils = coils;
+            f.maps = randomComplex(std::size_t(coils) * g.voxels(), 13);
+            const std::vector<double> phi(f.t.samples(), 0.8), phi2(f.t.samples(), 0.64);
+            const auto kernel = f.backend->makeToeplitz(g, f.t, phi2, {"direct"});
+            const auto fourier = fourierOperator(*f.backend, f.t, g, phi, {"direct"}, kernel);
+            const ComplexArray x = randomComplex(g.voxels(), 21);
+            ComplexArray expected(g.voxels());
+            for (int c = 0; c < coils; ++c) {
+                const ComplexArray sc = f.coilMap(c);
+                const ComplexArray term = times(sc, applyAdjoint(*fourier, applyForward(*fourier, times(sc, x))), true);
+                for (std::size_t i = 0; i < expected.size(); ++i) expected[i] += term[i];
+            }
+            std::vector<Vector> maps;
+            std::vector<const Vector*> ptrs;
+            for (int c = 0; c < coils; ++c) maps.push_back(f.backend->fromHost(f.coilMap(c)));
+            for (const Vector& m : maps) ptrs.push_back(&m);
+            const Vector xv = f.backend->fromHost(x);
+            Vector y = f.backend->make(g.voxels());
+            kernel->coilSumNormal(ptrs, xv, y);
+            EXPECT_LT(relativeError(f.backend->toHost(y), expected), 1e-10);
+            // The operator with the kernel (one call) and without it (F's normal per coil).
+            EXPECT_LT(relativeError(applyNormal(SenseOperator(fourier, f.maps, kernel), x), expected), 1e-10);
+            EXPECT_LT(relativeError(applyNormal(SenseOperator(fourier, f.maps), x), expected), 1e-10);
+            // Shapes: a short map, an output that is the input, no maps.
+            Vector short_map = f.backend->make(g.voxels() - 1);
+            std::vector<const Vector*> bad = ptrs;
+            bad.back() = &short_map;
+            try {
+                kernel->coilSumNormal(bad, xv, y);
+                FAIL() << "a short map accepted";
+            } catch (const InputError& e) {
+                EXPECT_NE(std::string(e.what()).find("coil " + std::to_string(coils - 1) + "'s map"), std::string::npos) << e.what();
+            }
+            Vector same = f.backend->fromHost(x);
+            EXPECT_THROW(kernel->coilSumNormal(ptrs, same, same), InputError);
+            EXPECT_THROW(kernel->coilSumNormal({}, xv, y), InputError);
+        }
+    }
+    // A kernel of another grid is refused when the operator is made.
+    SenseFixture f;
+    const Grid other = Grid::make3D(5, 5, 4);
+    const std::vector<double> phi2(f.t.samples(), 0.64);
+    EXPECT_THROW(SenseOperator(f.fourier(), f.maps, f.backend->makeToeplitz(other, randomTrajectory(other, 150, 7), phi2, {"direct"})),
+                 InputError);
+}
+
 TEST(Sense, AdjointIdentityAndRightHandSideFromCoilImages) {
     SenseFixture f;
     auto fourier = f.fourier();
@@ -108,6 +164,56 @@ TEST(Sense, ShapeErrorsNameWhatIsWrong) {
     Vector one = f.backend->make(f.g.voxels());
     EXPECT_THROW(senseAdjointFromCoilImages(*f.backend, {&one}, f.maps), InputError);  // 3 maps, 1 coil
     EXPECT_THROW(SenseOperator(fourier, f.maps).adjointFromCoilImages({&one}), InputError);
+}
+
+// The session's copy (whitened straight from the input, nothing changed there) equals a copy whitened
+// in place, field for field; the session's F^H d of all coils at once equals each coil's own.
+TEST(Prewhitening, TheSessionsCopyEqualsWhiteningInPlace) {
+    const auto data = simulate(demoCase("radial-2d-8coil"));
+    auto with_reference = std::make_shared<Dataset>(*data);
+    // A noise scan of coupled coils (each leaks 40 % into the next), 256 samples per coil.
+    const std::size_t per_coil = 256;
+    const ComplexArray white = randomComplex(std::size_t(data->coils) * per_coil, 8);
+    with_reference->noise = white;
+    for (int c = 1; c < data->coils; ++c)
+        for (std::size_t i = 0; i < per_coil; ++i)
+            with_reference->noise[std::size_t(c) * per_coil + i] += 0.4 * white[std::size_t(c - 1) * per_coil + i];
+    with_reference->reference = randomComplex(data->grid.voxels(), 4);
+    with_reference->density.assign(data->samples(), 0.5);
+    const Dataset before = *with_reference;
+    const std::shared_ptr<Dataset> copy = prewhitenedCopy(*with_reference);
+    Dataset in_place = *with_reference;
+    ASSERT_TRUE(prewhitenWithNoiseScan(in_place));
+    ASSERT_TRUE(copy);
+    EXPECT_EQ(copy->kspace, in_place.kspace);
+    EXPECT_NE(copy->kspace, before.kspace);
+    EXPECT_TRUE(copy->noise.empty());
+    EXPECT_EQ(copy->source, in_place.source);
+    EXPECT_EQ(copy->name, in_place.name);
+    EXPECT_EQ(copy->trajectory.k, in_place.trajectory.k);
+    EXPECT_EQ(copy->trajectory.kind, in_place.trajectory.kind);
+    EXPECT_EQ(copy->trajectory.readout_length, in_place.trajectory.readout_length);
+    EXPECT_EQ(copy->coils, in_place.coils);
+    EXPECT_EQ(copy->truth, in_place.truth);
+    EXPECT_EQ(copy->reference, in_place.reference);
+    EXPECT_EQ(copy->density, in_place.density);
+    EXPECT_EQ(copy->basis, in_place.basis);
+    EXPECT_EQ(copy->grid.describe(), in_place.grid.describe());
+    EXPECT_EQ(with_reference->kspace, before.kspace);  // the input untouched
+    EXPECT_EQ(with_reference->noise, before.noise);
+    EXPECT_EQ(prewhitenedCopy(*data), nullptr);  // no noise scan
+
+    ReconstructionSession all(createCpuBackend(Precision::Double)), each(createCpuBackend(Precision::Double));
+    all.setDataset(with_reference);
+    each.setDataset(with_reference);
+    EXPECT_EQ(all.dataset().kspace, in_place.kspace);
+    const auto adjoints = all.coilAdjoints({"nufft", 1e-6});
+    ASSERT_EQ(adjoints.size(), std::size_t(data->coils));
+    for (int c = 0; c < data->coils; ++c) {
+        const ComplexArray one = createCpuBackend(Precision::Double)->toHost(*each.adjointData(c, {"nufft", 1e-6}));
+        EXPECT_LT(relativeError(createCpuBackend(Precision::Double)->toHost(*adjoints[std::size_t(c)]), one), 1e-12) << "coil " << c;
+        EXPECT_EQ(all.adjointData(c, {"nufft", 1e-6}), adjoints[std::size_t(c)]);  // one cache
+    }
 }
 
 TEST(Prewhitening, RecoversAKnownCovarianceAndWhitensIt) {
