@@ -109,8 +109,8 @@ Reconstruction:
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
                          (default 0.005; convergence speed only, not the solution)
-  --admm-rho R           spectral (default: rho from spectral estimates, else balanced) | balanced
-                         (rho follows the primal and dual residuals) | fixed
+  --admm-rho R           balanced (default: rho follows the primal and dual residuals) | spectral
+                         (rho from spectral estimates where trusted, else balanced) | fixed
   --admm-relaxation A    ADMM's over-relaxation, in (0, 2) (default 1.6; 1: none)
   --admm-preconditioner P  ADMM's inner CG: circulant (default) | none
   --iterations N         CG iterations (default 60; ADMM: inner CG iterations in all;

@@ -13,8 +13,8 @@
 //
 // rho_k = w_k / (2 tau) to start: the z-step then shrinks by tau, a fixed fraction of the image's
 // magnitude (AdmmOptions::threshold_scale), whatever lambda is; then every rho_k is scaled by one common
-// factor, from spectral estimates where they are trusted and by residual balancing otherwise
-// (AdmmOptions::adaptive_rho, spectral_rho). The z- and u-steps are over-relaxed, and the
+// factor by residual balancing, or (AdmmOptions::spectral_rho) from spectral estimates where they are
+// trusted and by balancing otherwise (AdmmOptions::adaptive_rho). The z- and u-steps are over-relaxed, and the
 // x-update's CG may be preconditioned (docs/SPARSE.md, "ADMM in fewer steps", measures all three).
 // rho changes the speed, not the solution: measured with TV over 150 CG iterations, 0.005 of the
 // image's magnitude beat 0.05 by +6 dB on spiral-2d and +2 dB on radial-2d-noisy, and was level on small-2d.
@@ -35,7 +35,9 @@ struct AdmmDefaults {
     static constexpr double threshold_scale = 0.005;
     static constexpr double relaxation = 1.6;
     static constexpr bool adaptive_rho = true;
-    static constexpr bool spectral_rho = true;
+    // Not the default: fewer steps in 2D, level in 3D, and on the GPU its larger rho moves made the
+    // lambda change 6x slower (docs/SPARSE.md).
+    static constexpr bool spectral_rho = false;
 };
 struct AdmmOptions {
     int inner_iterations = 5;   // CG iterations per x-update
