@@ -109,7 +109,8 @@ Reconstruction:
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
                          (default 0.005; convergence speed only, not the solution)
-  --admm-rho R           balanced (default: rho follows the primal and dual residuals) | fixed
+  --admm-rho R           balanced (default: rho follows the primal and dual residuals) | spectral
+                         (rho from spectral estimates where trusted, else balanced) | fixed
   --admm-relaxation A    ADMM's over-relaxation, in (0, 2) (default 1.6; 1: none)
   --admm-preconditioner P  ADMM's inner CG: circulant (default) | none
   --iterations N         CG iterations (default 60; ADMM: inner CG iterations in all;
@@ -342,9 +343,11 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.wavelet = parseWavelet(a.get("wavelet", toString(SolveOptions{}.wavelet)));
     o.admm_inner_iterations = a.integerIn("admm-inner", 5, 1, 1000);
     o.admm_threshold_scale = a.numberIn("admm-threshold", AdmmDefaults::threshold_scale, 1e-6, 10);
-    const std::string rho = a.get("admm-rho", SolveOptions{}.admm_balance_rho ? "balanced" : "fixed");
-    if (rho != "balanced" && rho != "fixed") throw UsageError("--admm-rho takes balanced or fixed, not '" + rho + "'");
-    o.admm_balance_rho = rho == "balanced";
+    const std::string rho = a.get("admm-rho", !SolveOptions{}.admm_balance_rho ? "fixed" : SolveOptions{}.admm_spectral_rho ? "spectral" : "balanced");
+    if (rho != "spectral" && rho != "balanced" && rho != "fixed")
+        throw UsageError("--admm-rho takes spectral, balanced or fixed, not '" + rho + "'");
+    o.admm_balance_rho = rho != "fixed";
+    o.admm_spectral_rho = rho == "spectral";
     o.admm_relaxation = a.numberIn("admm-relaxation", SolveOptions{}.admm_relaxation, 0.01, 1.99);
     o.admm_preconditioner = parsePreconditioner(a.get("admm-preconditioner", toString(SolveOptions{}.admm_preconditioner)));
     o.sparse_solver = parseSparseSolver(a.get("sparse-solver", "auto"));

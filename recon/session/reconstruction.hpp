@@ -76,6 +76,7 @@ struct SolveOptions {
     double admm_threshold_scale = AdmmDefaults::threshold_scale;  // ADMM's rho rule (recon/solvers/admm.hpp)
     double admm_relaxation = AdmmDefaults::relaxation;  // ADMM's over-relaxation alpha (1: none)
     bool admm_balance_rho = AdmmDefaults::adaptive_rho; // ADMM's rho adapted by residual balancing
+    bool admm_spectral_rho = AdmmDefaults::spectral_rho; // ... by spectral estimates first (with admm_balance_rho; --admm-rho spectral)
     // M^{-1} of ADMM's inner CG: the inverse square root of the circulant approximation of
     // F^H F + sum_k rho_k W_k^H W_k (docs/SPARSE.md).
     PreconditionerKind admm_preconditioner = PreconditionerKind::Circulant;

@@ -135,7 +135,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                                                  : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
                                                        std::to_string(opts.admm_threshold_scale) + " " +
                                                        std::to_string(opts.admm_relaxation) +
-                                                       (opts.admm_balance_rho ? " balanced " : " fixed ") +
+                                                       (!opts.admm_balance_rho ? " fixed " : opts.admm_spectral_rho ? " spectral " : " balanced ") +
                                                        toString(opts.admm_preconditioner));
     for (const auto& p : priors) {
         const double weight = p.lambda * result.lambda_scale;
@@ -213,6 +213,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 ao.image_scale = peak > 0 && result.lambda_scale > 0 ? peak / result.lambda_scale : 1.0;
                 ao.relaxation = opts.admm_relaxation;
                 ao.adaptive_rho = opts.admm_balance_rho;
+                ao.spectral_rho = opts.admm_spectral_rho;
                 if (opts.admm_preconditioner == PreconditionerKind::Circulant)
                     ao.preconditioner = admmPreconditioner(terms, priors, opts, m, monitor);
                 owned_admm = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);

@@ -31,6 +31,12 @@ struct Admm::Impl {
     double primal_residual = 1;
 
     std::vector<double> rho_preconditioned;  // the rho the preconditioner was made for
+    // Spectral rho: this outer step's W x and intermediate dual rho (u + W x - z_old), and, from the
+    // last estimate's step, the same with its z and dual rho u.
+    std::vector<Vector> wx_now, dual_hat, wx_then, dual_hat_then, z_then, dual_then;
+    bool have_then = false;
+    int since_then = 0;
+    bool spectral() const { return opts.adaptive_rho && opts.spectral_rho; }
 
     double rhoFor(double weight) const { return rho_scale * weight / (2 * tau); }
 
@@ -58,6 +64,13 @@ struct Admm::Impl {
             if (rho[k] == 0) continue;
             const SparseTerm& t = terms[k];
             t.transform->forward(x, wx[k]);
+            if (spectral()) {
+                space->copy(wx[k], wx_now[k]);
+                space->copy(u[k], dual_hat[k]);
+                space->axpy(1.0, wx[k], dual_hat[k]);
+                space->axpy(-1.0, z[k], dual_hat[k]);
+                space->scale(rho[k], dual_hat[k]);
+            }
             wx2 += space->norm2(wx[k]);
             space->axpy(alpha, wx[k], u[k]);                                  // v = alpha W x + (1 - alpha) z + u
             if (alpha != 1) space->axpy(1 - alpha, z[k], u[k]);
@@ -71,7 +84,8 @@ struct Admm::Impl {
             space->axpy(rho[k], image_scratch, wu);
         }
         primal_residual = wx2 > 0 ? std::sqrt(primal2 / wx2) : 0.0;
-        if (opts.adaptive_rho && have_wz_old && since_start < opts.adapt_outer) balance(primal2, std::max(wx2, z2));
+        const bool estimated = spectral() && since_start < opts.adapt_outer && spectralRho();
+        if (!estimated && opts.adaptive_rho && have_wz_old && since_start < opts.adapt_outer) balance(primal2, std::max(wx2, z2));
         space->copy(wz, wz_old);
         have_wz_old = true;
         space->copy(fhd, rhs);                                                // rhs = F^H d + sum rho W^H (z - u)
@@ -94,8 +108,65 @@ struct Admm::Impl {
         double f = 1;
         if (primal > opts.rho_balance * dual) f = opts.rho_factor;
         else if (dual > opts.rho_balance * primal) f = 1 / opts.rho_factor;
+        applyRhoFactor(f);
+    }
+
+    // Spectral estimate (Xu et al. 2017) from the changes since the last one: for the x-side,
+    // dH = -W dx against d(dual_hat); for the z-side, dz against d(dual). Each side's step size is the
+    // hybrid of its steepest-descent and minimum-gradient estimates. Returns true if it set rho.
+    bool spectralRho() {
+        auto keep = [&] {
+            for (std::size_t k = 0; k < terms.size(); ++k) {
+                if (rho[k] == 0) continue;
+                space->copy(wx_now[k], wx_then[k]);
+                space->copy(dual_hat[k], dual_hat_then[k]);
+                space->copy(z[k], z_then[k]);
+                space->copy(u[k], dual_then[k]);
+                space->scale(rho[k], dual_then[k]);
+            }
+            have_then = true;
+            since_then = 0;
+        };
+        if (!have_then) {
+            keep();
+            return false;
+        }
+        if (++since_then < opts.spectral_every) return false;
+        double hh = 0, hl = 0, ll = 0, gg = 0, gy = 0, yy = 0;
+        for (std::size_t k = 0; k < terms.size(); ++k) {
+            if (rho[k] == 0) continue;
+            space->axpy(-1.0, wx_now[k], wx_then[k]);  // dH = W x_then - W x
+            space->scale(-1.0, dual_hat_then[k]);
+            space->axpy(1.0, dual_hat[k], dual_hat_then[k]);
+            space->scale(-1.0, z_then[k]);
+            space->axpy(1.0, z[k], z_then[k]);
+            space->scale(-1.0, dual_then[k]);
+            space->axpy(rho[k], u[k], dual_then[k]);
+            hh += space->norm2(wx_then[k]);
+            hl += space->dot(wx_then[k], dual_hat_then[k]).real();
+            ll += space->norm2(dual_hat_then[k]);
+            gg += space->norm2(z_then[k]);
+            gy += space->dot(z_then[k], dual_then[k]).real();
+            yy += space->norm2(dual_then[k]);
+        }
+        keep();
+        auto hybrid = [](double sd, double mg) { return 2 * mg > sd ? mg : sd - mg / 2; };
+        const double c = opts.spectral_correlation;
+        const bool a_ok = hl > 0 && hh > 0 && ll > 0 && hl / std::sqrt(hh * ll) > c;
+        const bool b_ok = gy > 0 && gg > 0 && yy > 0 && gy / std::sqrt(gg * yy) > c;
+        if (!a_ok && !b_ok) return false;
+        const double a = a_ok ? hybrid(ll / hl, hl / hh) : 0, b = b_ok ? hybrid(yy / gy, gy / gg) : 0;
+        const double target = a_ok && b_ok ? std::sqrt(a * b) : a_ok ? a : b;
+        double current = 0;
+        for (double r : rho) current = std::max(current, r);
+        if (!(current > 0) || !(target > 0) || !std::isfinite(target)) return false;
+        applyRhoFactor(std::clamp(target / current, 0.1, 10.0));
+        return true;
+    }
+
+    // rho -> f rho with the dual rho u kept: u -> u / f; sum rho W^H z scales by f.
+    void applyRhoFactor(double f) {
         if (f == 1) return;
-        // rho -> f rho with the dual rho u kept: u -> u / f; sum rho W^H z scales by f.
         rho_scale *= f;
         for (std::size_t k = 0; k < terms.size(); ++k) {
             if (rho[k] == 0) continue;
@@ -114,9 +185,11 @@ Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std:
     if (opts.inner_iterations < 1) throw InputError("ADMM: the inner CG iterations must be at least 1");
     if (!(opts.relaxation > 0 && opts.relaxation < 2)) throw InputError("ADMM: the over-relaxation must be in (0, 2)");
     if (!(opts.rho_balance > 1) || !std::isfinite(opts.rho_balance) || !(opts.rho_factor > 1) || !std::isfinite(opts.rho_factor) ||
-        opts.adapt_outer < 0 || !(opts.rebuild_ratio >= 1))
+        opts.adapt_outer < 0 || !(opts.rebuild_ratio >= 1) || opts.spectral_every < 1 ||
+        !(opts.spectral_correlation >= 0 && opts.spectral_correlation < 1))
         throw InputError("ADMM: residual balancing needs a ratio > 1, a factor > 1 and a number of outer steps >= 0, "
-                         "and the preconditioner's rebuild ratio must be >= 1");
+                         "the preconditioner's rebuild ratio must be >= 1, and the spectral rho an interval >= 1 and "
+                         "a correlation in [0, 1)");
     if (!(opts.threshold_scale > 0) || !std::isfinite(opts.threshold_scale) || !(opts.image_scale > 0) ||
         !std::isfinite(opts.image_scale))
         throw InputError("ADMM: the threshold scale and the image scale must be finite numbers > 0");
@@ -139,6 +212,9 @@ Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std:
         m.z.push_back(m.space->make(t.transform->outSize()));
         m.u.push_back(m.space->make(t.transform->outSize()));
         m.wx.push_back(m.space->make(t.transform->outSize()));
+        if (m.spectral())
+            for (auto* v : {&m.wx_now, &m.dual_hat, &m.wx_then, &m.dual_hat_then, &m.z_then, &m.dual_then})
+                v->push_back(m.space->make(t.transform->outSize()));
     }
     m.terms = std::move(terms);
     // x = 0, z = 0, u = 0: the first right-hand side is F^H d itself, no outer update needed.
@@ -219,6 +295,7 @@ void Admm::setWeight(std::size_t term, double weight) {
     m.outer_due = true;
     m.since_start = 0;
     m.have_wz_old = false;
+    m.have_then = false;
 }
 
 void Admm::setInitial(const ComplexArray& x0) {
@@ -228,6 +305,7 @@ void Admm::setInitial(const ComplexArray& x0) {
     m.outer_due = true;
     m.since_start = 0;
     m.have_wz_old = false;
+    m.have_then = false;
 }
 
 void Admm::setTruth(const ComplexArray& truth) { impl_->cg->setTruth(truth); }

@@ -12,8 +12,9 @@
 // after the last outer step (1 before the first).
 //
 // rho_k = w_k / (2 tau) to start: the z-step then shrinks by tau, a fixed fraction of the image's
-// magnitude (AdmmOptions::threshold_scale), whatever lambda is; residual balancing then scales every
-// rho_k by one common factor (AdmmOptions::adaptive_rho). The z- and u-steps are over-relaxed, and the
+// magnitude (AdmmOptions::threshold_scale), whatever lambda is; then every rho_k is scaled by one common
+// factor by residual balancing, or (AdmmOptions::spectral_rho) from spectral estimates where they are
+// trusted and by balancing otherwise (AdmmOptions::adaptive_rho). The z- and u-steps are over-relaxed, and the
 // x-update's CG may be preconditioned (docs/SPARSE.md, "ADMM in fewer steps", measures all three).
 // rho changes the speed, not the solution: measured with TV over 150 CG iterations, 0.005 of the
 // image's magnitude beat 0.05 by +6 dB on spiral-2d and +2 dB on radial-2d-noisy, and was level on small-2d.
@@ -34,6 +35,9 @@ struct AdmmDefaults {
     static constexpr double threshold_scale = 0.005;
     static constexpr double relaxation = 1.6;
     static constexpr bool adaptive_rho = true;
+    // Not the default: fewer steps in 2D, level in 3D, and on the GPU its larger rho moves made the
+    // lambda change 6x slower (docs/SPARSE.md).
+    static constexpr bool spectral_rho = false;
 };
 struct AdmmOptions {
     int inner_iterations = 5;   // CG iterations per x-update
@@ -57,6 +61,16 @@ struct AdmmOptions {
     // when a rho has moved by more than `rebuild_ratio` from the one it was made for.
     std::function<LinearOperatorPtr(const std::vector<double>& rho)> preconditioner;
     double rebuild_ratio = 4;
+    // With adaptive_rho, spectral penalty selection (Xu, Figueiredo and Goldstein 2017, "adaptive ADMM")
+    // every `spectral_every` outer steps: rho = sqrt(a b), a and b the step sizes fitted to how the two
+    // dual functions' (sub)gradients moved since the last estimate, each used only where its
+    // correlation exceeds `spectral_correlation` (one estimate moves rho by at most 10x); residual
+    // balancing takes the other outer steps and those with no trusted estimate. Six more vectors the
+    // size of W x per term. On TV the estimates are often untrusted, and without the fall-back rho then
+    // froze and the solve stalled (docs/SPARSE.md, "ADMM in fewer steps").
+    bool spectral_rho = AdmmDefaults::spectral_rho;
+    int spectral_every = 2;
+    double spectral_correlation = 0.2;
 };
 
 class Admm final : public IterativeAlgorithm {
