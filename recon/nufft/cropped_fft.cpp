@@ -91,15 +91,17 @@ CroppedFft<T>::CroppedFft(std::array<int, 3> fine, std::array<int, 3> kept, int 
     fftw::Buffer<C> in(m.slab_in), b1(std::size_t(m.rows) * std::size_t(m.xout)), b2(std::size_t(m.rows) * std::size_t(m.ox)),
         tl(std::size_t(GL) * std::size_t(m.tile));
     m.planned_alignment = F::alignmentOf(in.p);
-    m.px = m.planX(in.p, b1.p, fftw::planningFlags(m.slab_in));
+    m.px = fftw::planned(m.slab_in, [&](unsigned flags) { return m.planX(in.p, b1.p, flags); });
     if (dims == 3) {
         const fftw_iodim line{m.G[1], m.ox, m.ox};
         const fftw_iodim loop{m.ox, 1, 1};
-        m.py = F::guru(line, 1, &loop, fftw::cpx(b2.p), fftw::cpx(b2.p), m.sign, fftw::planningFlags(b2.n));
+        m.py = fftw::planned(b2.n, [&](unsigned flags) {
+            return F::guru(line, 1, &loop, fftw::cpx(b2.p), fftw::cpx(b2.p), m.sign, flags);
+        });
     }
     const fftw_iodim line{GL, m.tile, m.tile};
     const fftw_iodim loop{m.tile, 1, 1};
-    m.pz = F::guru(line, 1, &loop, fftw::cpx(tl.p), fftw::cpx(tl.p), m.sign, fftw::planningFlags(tl.n));
+    m.pz = fftw::planned(tl.n, [&](unsigned flags) { return F::guru(line, 1, &loop, fftw::cpx(tl.p), fftw::cpx(tl.p), m.sign, flags); });
     if (!m.px || (dims == 3 && !m.py) || !m.pz) throw Error("FFTW could not plan the NUFFT's cropped transform");
     fftw::savePlans();
 }

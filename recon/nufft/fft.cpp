@@ -32,6 +32,7 @@ struct Wisdom {
     bool chosen = false;    // folder set (from the environment, or by useWisdomFolder)
     std::string folder;     // "" when disabled
     std::string saved[2];   // the last text read or written, per precision (f32, f64)
+    bool fresh = false;     // a plan was measured since the last save (noteNewWisdom)
 };
 
 Wisdom& wisdom() {
@@ -127,9 +128,12 @@ unsigned planningFlags(std::size_t points) {
     return wisdom().folder.empty() || points > kMeasureLimit ? FFTW_ESTIMATE : FFTW_MEASURE;
 }
 
+void noteNewWisdom() { wisdom().fresh = true; }
+
 void savePlans() {
     Wisdom& w = wisdom();
-    if (w.folder.empty()) return;
+    if (w.folder.empty() || !w.fresh) return;
+    w.fresh = false;
     for (int precision : {0, 1}) {
         std::string now = exportText(precision);
         if (now == w.saved[precision]) continue;
@@ -183,14 +187,18 @@ struct FftPlan<T>::Impl {
         if constexpr (std::is_same_v<T, double>) {
             fftw_plan_with_nthreads(cpuThreads());
             auto* buf = fftw_alloc_complex(size);
-            p = fftw_plan_many_dft(rank, n, howmany, buf, nullptr, stride, dist, buf, nullptr, stride, dist, sign,
-                                   fftw::planningFlags(size) | FFTW_UNALIGNED);
+            p = fftw::planned(size, [&](unsigned flags) {
+                return fftw_plan_many_dft(rank, n, howmany, buf, nullptr, stride, dist, buf, nullptr, stride, dist, sign,
+                                          flags | FFTW_UNALIGNED);
+            });
             fftw_free(buf);
         } else {
             fftwf_plan_with_nthreads(cpuThreads());
             auto* buf = fftwf_alloc_complex(size);
-            p = fftwf_plan_many_dft(rank, n, howmany, buf, nullptr, stride, dist, buf, nullptr, stride, dist, sign,
-                                    fftw::planningFlags(size) | FFTW_UNALIGNED);
+            p = fftw::planned(size, [&](unsigned flags) {
+                return fftwf_plan_many_dft(rank, n, howmany, buf, nullptr, stride, dist, buf, nullptr, stride, dist, sign,
+                                           flags | FFTW_UNALIGNED);
+            });
             fftwf_free(buf);
         }
         if (!p) throw Error("FFTW could not plan a batched transform");
@@ -241,16 +249,19 @@ FftPlan<T>::FftPlan(std::array<int, 3> shape, int dims, FftDirection dir) : impl
     std::lock_guard<std::mutex> lock(fftw::plannerMutex());
     fftw::prepare();
     // A scratch buffer: measuring overwrites it, and the plan runs on any buffer (unaligned).
-    const unsigned flags = fftw::planningFlags(size_) | FFTW_UNALIGNED;
     if constexpr (std::is_same_v<T, double>) {
         fftw_plan_with_nthreads(cpuThreads());
         auto* buf = fftw_alloc_complex(size_);
-        impl_->plan = fftw_plan_dft(int(n.size()), n.data(), buf, buf, sign, flags);
+        impl_->plan = fftw::planned(size_, [&](unsigned flags) {
+            return fftw_plan_dft(int(n.size()), n.data(), buf, buf, sign, flags | FFTW_UNALIGNED);
+        });
         fftw_free(buf);
     } else {
         fftwf_plan_with_nthreads(cpuThreads());
         auto* buf = fftwf_alloc_complex(size_);
-        impl_->plan = fftwf_plan_dft(int(n.size()), n.data(), buf, buf, sign, flags);
+        impl_->plan = fftw::planned(size_, [&](unsigned flags) {
+            return fftwf_plan_dft(int(n.size()), n.data(), buf, buf, sign, flags | FFTW_UNALIGNED);
+        });
         fftwf_free(buf);
     }
     if (!impl_->plan) throw Error("FFTW could not plan a transform");

@@ -32,6 +32,21 @@ void prepare();
 unsigned planningFlags(std::size_t points);
 // After planning (the lock held): writes the wisdom file again if planning added to it.
 void savePlans();
+// Called by planned() when a plan was measured: savePlans has something new to write.
+void noteNewWisdom();
+// make(flags) with planningFlags(points) (make adds its own flags, e.g. FFTW_UNALIGNED). A
+// measured plan is first asked of the wisdom alone (FFTW_WISDOM_ONLY: no measuring); only one
+// the wisdom lacks is measured and marks it new, so savePlans exports the wisdom (some 140 KB
+// of text per precision, ~2 ms) only then, not after every plan of every run.
+template <class Make>
+auto planned(std::size_t points, Make&& make) {
+    const unsigned flags = planningFlags(points);
+    if (!(flags & FFTW_ESTIMATE)) {
+        if (auto p = make(flags | FFTW_WISDOM_ONLY)) return p;
+        noteNewWisdom();
+    }
+    return make(flags);
+}
 // The wisdom files' folder the environment asks for, or "" when wisdom is disabled.
 std::string wisdomFolder();
 // Keeps wisdom in `folder` from now on ("": plans by estimate, no files): forgets what was

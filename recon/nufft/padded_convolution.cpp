@@ -102,17 +102,18 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
         std::vector<fftw_iodim> loops;
         for (int c = 0; c < m.L; ++c)
             if (c != a) loops.push_back({c < a ? m.b[c] : m.n[c], stride[c], stride[c]});
-        const unsigned flags = fftw::planningFlags(m.slab);
         // Measuring overwrites the buffer it plans on: the work buffer holds nothing yet.
-        m.slab_forward.push_back(F::guru(line, int(loops.size()), loops.data(), work, work, FFTW_FORWARD, flags));
-        m.slab_inverse.push_back(F::guru(line, int(loops.size()), loops.data(), work, work, FFTW_BACKWARD, flags));
+        for (int sign : {FFTW_FORWARD, FFTW_BACKWARD})
+            (sign == FFTW_FORWARD ? m.slab_forward : m.slab_inverse).push_back(fftw::planned(m.slab, [&](unsigned flags) {
+                return F::guru(line, int(loops.size()), loops.data(), work, work, sign, flags);
+            }));
         if (!m.slab_forward.back() || !m.slab_inverse.back()) throw Error("FFTW could not plan the Toeplitz product's transforms");
     }
     const fftw_iodim line{slow2, m.columns, m.columns};
     const fftw_iodim loop{m.columns, 1, 1};
-    const unsigned flags = fftw::planningFlags(std::size_t(slow2) * std::size_t(m.columns));
-    m.tile_forward = F::guru(line, 1, &loop, tile, tile, FFTW_FORWARD, flags);
-    m.tile_inverse = F::guru(line, 1, &loop, tile, tile, FFTW_BACKWARD, flags);
+    const std::size_t tile_points = std::size_t(slow2) * std::size_t(m.columns);
+    m.tile_forward = fftw::planned(tile_points, [&](unsigned flags) { return F::guru(line, 1, &loop, tile, tile, FFTW_FORWARD, flags); });
+    m.tile_inverse = fftw::planned(tile_points, [&](unsigned flags) { return F::guru(line, 1, &loop, tile, tile, FFTW_BACKWARD, flags); });
     if (!m.tile_forward || !m.tile_inverse) throw Error("FFTW could not plan the Toeplitz product's transforms");
     std::fill(m.work.p, m.work.p + m.work.n, std::complex<T>(0));
     fftw::savePlans();

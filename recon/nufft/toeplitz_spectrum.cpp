@@ -48,7 +48,9 @@ std::vector<T> spectrumFromHalf(const Grid& g, QAt&& qAt) {
         F::threads(cpuThreads());
         const std::vector<int> n = l.fftwShape();
         // Planned on the arrays it runs on, before they are filled (measuring overwrites them).
-        plan = F::c2r(int(n.size()), n.data(), fftw::cpx(half.p), spectrum.data(), fftw::planningFlags(spectrum.size()));
+        plan = fftw::planned(spectrum.size(), [&](unsigned flags) {
+            return F::c2r(int(n.size()), n.data(), fftw::cpx(half.p), spectrum.data(), flags);
+        });
         if (!plan) throw Error("FFTW could not plan the Toeplitz spectrum's transform");
         fftw::savePlans();
     }

@@ -18,13 +18,16 @@
 #
 # usage: sense.sh [--cli PATH] [--dims 2|3] [--n N] [--spokes S] [--coils C] [--noise VAR]
 #                 [--iterations 60] [--pics-lambdas "bart..."] [--lambdas "ours..."] [--repeat 3]
-#                 [--fewer "5 10 15 20 30 40"] [--work DIR]   (SENSE_HEADER=0: no table header)
+#                 [--fewer "5 10 15 20 30 40"] [--timed "tikhonov sos"] [--work DIR]
+#                 (SENSE_HEADER=0: no table header)
 # --fewer: also our SENSE fd at the fewest of these iteration counts that reaches BART's best PSNR.
+# --timed: which of our rows besides SENSE fd are timed (BART's two always are; rows left out
+#          show "-"): a 3D run's maps take minutes per process on two cores.
 set -euo pipefail
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
-dims=2 n=128 spokes=64 coils=8 noise=0 iterations=60 repeat=3 fewer="5 10 15 20 30 40"
+dims=2 n=128 spokes=64 coils=8 noise=0 iterations=60 repeat=3 fewer="5 10 15 20 30 40" timed_rows="tikhonov sos"
 pics_lambdas="0 0.0001 0.0003 0.001 0.003 0.01 0.03 0.1 0.3 1"
 ours_lambdas=""  # default: pics' grid in our units
 cli=${RECONSTUDIO_CLI:-reconstudio-cli}
@@ -42,6 +45,7 @@ while [[ $# -gt 0 ]]; do
         --pics-lambdas) pics_lambdas=$2; shift 2 ;;
         --repeat) repeat=$2; shift 2 ;;
         --fewer) fewer=$2; shift 2 ;;
+        --timed) timed_rows=$2; shift 2 ;;
         --work) work=$2; mkdir -p "$work"; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
@@ -98,8 +102,13 @@ best_pics() {  # best_pics MAPS -> "psnr error lambda"
 }
 
 bart_ecalib_maps "$dims" "$n" ecalib_maps
-sense_fd=$(best_ours --coil-combine sense --coil-maps espirit --regularizer fd)
-sense_tik=$(best_ours --coil-combine sense --coil-maps espirit --regularizer tikhonov)
+# Our ESPIRiT maps once (as BART's ecalib maps above): the sweeps read them back with
+# --coil-maps FILE, which gives the very image `--coil-maps espirit` gives (the same float32
+# maps; checked at 128^2, byte for byte), so a 3D sweep does not re-estimate them per lambda.
+# The timed runs below estimate them in every process.
+ours_run --coil-combine sense --coil-maps espirit --coil-maps-output our_maps.cfl --lambda 0 >/dev/null
+sense_fd=$(best_ours --coil-combine sense --coil-maps our_maps.cfl --regularizer fd)
+sense_tik=$(best_ours --coil-combine sense --coil-maps our_maps.cfl --regularizer tikhonov)
 sos_fd=$(best_ours --coil-combine sos --regularizer fd)
 pics_ecalib=$(best_pics ecalib_maps)
 pics_true=$(best_pics true_maps_unit)
@@ -108,7 +117,7 @@ set -- $sense_fd; l_fd=$3
 fewer_row=""
 for k in $fewer; do
     (( k < iterations )) || break
-    j=$(ours_run --coil-combine sense --coil-maps espirit --regularizer fd --lambda "$l_fd" --iterations "$k")
+    j=$(ours_run --coil-combine sense --coil-maps our_maps.cfl --regularizer fd --lambda "$l_fd" --iterations "$k")
     if ! better "${pics_ecalib%% *}" "$(field "$j" psnr_db)"; then
         fewer_row="$(field "$j" psnr_db) $(field "$j" error_percent) $l_fd $k"
         break
@@ -133,9 +142,9 @@ set -- $pics_ecalib; l_pics=$3
 for ((r = 0; r < repeat; ++r)); do
     timed ours_sense_fd $(ours_cmd fd "$l_fd" sense)
     timed bart_ecalib_pics bash -c "bart_ecalib_maps $dims $n timed_maps && bart pics -S -l2 -r $l_pics -i $iterations -t traj ksp_bart timed_maps timed_pics"
-    timed ours_sense_tik $(ours_cmd tikhonov "$l_tik" sense)
+    if [[ " $timed_rows " == *" tikhonov "* ]]; then timed ours_sense_tik $(ours_cmd tikhonov "$l_tik" sense); fi
     timed bart_pics bart pics -S -l2 -r "$l_pics" -i "$iterations" -t traj ksp_bart ecalib_maps timed_pics
-    timed ours_sos_fd $(ours_cmd fd "$l_sos" sos)
+    if [[ " $timed_rows " == *" sos "* ]]; then timed ours_sos_fd $(ours_cmd fd "$l_sos" sos); fi
     if [[ -n $fewer_row ]]; then timed ours_sense_fewer $(ours_cmd fd "$l_fd" sense "${fewer_row##* }"); fi
 done
 median() {  # median FILE COLUMN
@@ -148,7 +157,7 @@ if [[ ${SENSE_HEADER:-1} == 1 ]]; then
 fi
 row() {  # row METHOD "psnr error lambda" TIMES|-
     local cpu="-" wall="-"
-    if [[ $3 != - ]]; then cpu=$(median "$3" 2); wall=$(median "$3" 1); fi
+    if [[ $3 != - && -s $3.times ]]; then cpu=$(median "$3" 2); wall=$(median "$3" 1); fi
     set -- "$1" $2 "$cpu" "$wall"
     printf '| %s | %s | %.4g | %.2f | %.2f | %s | %s |\n' "$label" "$1" "$4" "$2" "$3" "$5" "$6"
 }

@@ -208,4 +208,30 @@ TEST(NormalEquationsCg, WeightChangeKeepsTheIterateAndMatchesAColdSolve) {
     EXPECT_LT(relativeError(a.image, c.image), 1e-9);
 }
 
+// The CPU backend's elementwise product (SENSE's map products) against the complex product in
+// float64, both precisions, with and without the conjugate, short and past the threaded length,
+// with the output in place of either input.
+TEST(VectorSpace, MultiplyIsTheElementwiseComplexProduct) {
+    for (Precision p : {Precision::Double, Precision::Single})
+        for (std::size_t n : {std::size_t(7), std::size_t(70001)}) {
+            auto b = createCpuBackend(p);
+            const ComplexArray d = randomComplex(n, 31), x = randomComplex(n, 32);
+            const double tol = p == Precision::Double ? 1e-15 : 1e-6;
+            for (bool conjugate : {false, true}) {
+                ComplexArray expected(n);
+                for (std::size_t i = 0; i < n; ++i) expected[i] = (conjugate ? std::conj(d[i]) : d[i]) * x[i];
+                const Vector dv = b->fromHost(d);
+                Vector xv = b->fromHost(x), yv = b->make(n);
+                b->multiply(dv, xv, yv, conjugate);
+                EXPECT_LT(relativeError(b->toHost(yv), expected), tol) << n << (conjugate ? " conj" : "");
+                b->multiply(dv, xv, xv, conjugate);  // in place of x
+                EXPECT_LT(relativeError(b->toHost(xv), expected), tol) << n << " in place of x";
+                Vector dv2 = b->fromHost(d);
+                b->multiply(dv2, b->fromHost(x), dv2, conjugate);  // in place of d
+                const ComplexArray y = b->toHost(dv2);
+                EXPECT_LT(relativeError(y, expected), tol) << n << " in place of d";
+            }
+        }
+}
+
 }  // namespace
