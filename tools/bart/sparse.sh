@@ -183,10 +183,10 @@ done
 
 # --- rows ---------------------------------------------------------------------------------------------
 row() { printf '| %s | %s | %s | %.2f | %.2f | %s | %s |\n' "$label" "$1" "$2" "$3" "$4" "$5" "$6"; }
-consider() {  # consider SIDE PSNR ERROR WALL CPU NAME
+consider() {  # consider SIDE PSNR ERROR WALL CPU NAME: a tie at the table's 0.01 dB keeps the earlier, cheaper run
     local s=$1; shift
     local cur; cur=$(eval echo "\${best_$s:-}")
-    if [[ -z $cur ]] || above "$1" "${cur%% *}"; then eval "best_$s=\"\$*\""; fi
+    if [[ -z $cur ]] || above "$(printf %.2f "$1")" "$(printf %.2f "${cur%% *}")"; then eval "best_$s=\"\$*\""; fi
 }
 how() {  # how METHOD: the sweep's note for the lambda column
     local m=$1 l; set -- ${grid[$m]}

@@ -2,14 +2,16 @@
 # The sparse-prior table (tools/bart/README.md, issue 13): sparse.sh on each case below, one Markdown
 # table. Undersampled 2D golden-angle radial (128^2, 256^2) and 3D kooshball (32^3, 48^3) cases, each
 # noiseless and with `bart noise`, about 3x (2D) and 4x (3D) below Nyquist.
-# usage: sparse_table.sh [--cli PATH] [--only 2d|3d]   (RECONSTUDIO_CLI works too)
+# usage: sparse_table.sh [--cli PATH] [--only 2d|3d] [--work DIR]   (RECONSTUDIO_CLI works too)
+# --work keeps each case's data and sweep log (sweep.log: every run of the sweeps) in DIR/case-K.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cli_args=() only=""
+cli_args=() only="" work=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --cli) cli_args=(--cli "$2"); shift 2 ;;
         --only) only=$2; shift 2 ;;
+        --work) work=$2; shift 2 ;;
         *) echo "sparse_table.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -29,9 +31,11 @@ cases3d=(
 cases=()
 [[ $only == 3d ]] || cases+=("${cases2d[@]}")
 [[ $only == 2d ]] || cases+=("${cases3d[@]}")
-header=1
+header=1 k=0
 for c in "${cases[@]}"; do
+    k=$((k + 1)) work_args=()
+    [[ -z $work ]] || work_args=(--work "$work/case-$k")
     # shellcheck disable=SC2086
-    "$here/sparse.sh" "${cli_args[@]}" --header "$header" $c
+    "$here/sparse.sh" "${cli_args[@]}" "${work_args[@]}" --header "$header" $c
     header=0
 done
