@@ -135,7 +135,7 @@ for l in $pics_l2_lambdas; do
 done
 declare -A grid=([tv]=$ours_lambdas [wavelet]=$ours_lambdas [fd]=$fd_lambdas
                  [T]=$pics_lambdas [W]=$pics_lambdas [l2]=$pics_l2_lambdas)
-declare -A best coarse_psnr coarse_lambda refined  # best[m]: "psnr error lambda wall cpu" (lambda as given)
+declare -A best coarse_psnr coarse_lambda refined capped  # best[m]: "psnr error lambda wall cpu" (lambda as given)
 coarse() {  # coarse METHOD: its grid, its best in best[m]; every result in coarse_psnr["m l"]
     local m=$1 l r
     for l in ${grid[$m]}; do
@@ -162,6 +162,7 @@ refine() {  # refine METHOD: climb from the coarse best in refine_step steps, be
             if [[ $dir == down && -n $lo ]] && ! above "$l" "$lo"; then break; fi
             r=$(run "$m" "$l"); set -- $r
             if above "$1" "${best[$m]%% *}"; then best[$m]="$1 $2 $l $4 $5" improved=1; else break; fi
+            (( steps < 10 )) || capped[$m]=1  # still rising after the last step allowed
         done
         [[ $improved == 0 ]] || break  # a unimodal curve falls the other way
     done
@@ -195,7 +196,7 @@ how() {  # how METHOD: the sweep's note for the lambda column
         if [[ $l == "$1" || $l == "${!#}" ]]; then echo " (coarse grid only, its edge)"; else echo " (coarse grid only)"; fi
     else
         l=$(echo "${best[$m]}" | cut -d' ' -f3)
-        [[ $l == "${coarse_lambda[$m]}" ]] || echo " (coarse grid: ${coarse_lambda[$m]})"
+        [[ $l == "${coarse_lambda[$m]}" ]] || echo " (coarse grid: ${coarse_lambda[$m]}$([[ -z ${capped[$m]:-} ]] || echo "; the climb's last step, still rising"))"
     fi
 }
 if [[ $header == 1 ]]; then
