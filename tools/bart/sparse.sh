@@ -8,9 +8,10 @@
 # interleaved (ours' TV sweep, BART's T sweep, ours' wavelets, BART's W, fd, l2, then the refinements).
 #
 # The sweep, the same rule on both sides: a coarse log grid (half decades by default), then, for every
-# method whose coarse best is within --refine-within dB of its side's best coarse result, a climb from
-# the coarse best in steps of --refine-step (1.25x): towards the better coarse neighbour first, on while
-# PSNR rises, never past a coarse neighbour; the other way only where the first step did not improve.
+# method whose coarse best is within --refine-within dB of its side's best coarse result or at its grid's
+# edge, a climb from the coarse best in steps of --refine-step (1.25x): towards the better coarse
+# neighbour first, on while PSNR rises, never past a coarse neighbour; the other way only where the first
+# step did not improve.
 # So neither side's best depends on where its grid's values happen to fall.
 #
 # Data: 2D golden-angle radial (`bart traj -r -G`) or the 3D kooshball (`bart traj -3 -r`), full spokes
@@ -178,8 +179,11 @@ for s in ours bart; do  # refine the methods within refine_within dB of their si
     declare "top_$s=$top"
 done
 for m in tv T wavelet W fd l2; do
-    top=$(eval echo "\$top_${side[$m]}")
-    if [[ ${coarse_lambda[$m]} != 0 ]] && ! above "$(echo "$top - $refine_within" | bc -l)" "${best[$m]%% *}"; then refine "$m"; fi
+    top=$(eval echo "\$top_${side[$m]}") g=(${grid[$m]})
+    [[ ${coarse_lambda[$m]} != 0 ]] || continue
+    # A best at a grid's edge is climbed too: how far its curve rises beyond the edge is unknown.
+    if ! above "$(echo "$top - $refine_within" | bc -l)" "${best[$m]%% *}" ||
+        [[ ${coarse_lambda[$m]} == "${g[0]}" || ${coarse_lambda[$m]} == "${g[-1]}" ]]; then refine "$m"; fi
 done
 
 # --- rows ---------------------------------------------------------------------------------------------
