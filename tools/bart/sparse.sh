@@ -179,7 +179,7 @@ for s in ours bart; do  # refine the methods within refine_within dB of their si
     declare "top_$s=$top"
 done
 for m in tv T wavelet W fd l2; do
-    top=$(eval echo "\$top_${side[$m]}") g=(${grid[$m]})
+    top=$(eval echo "\$top_${side[$m]}"); read -ra g <<< "${grid[$m]}"
     [[ ${coarse_lambda[$m]} != 0 ]] || continue
     # A best at a grid's edge is climbed too: how far its curve rises beyond the edge is unknown.
     if ! above "$(echo "$top - $refine_within" | bc -l)" "${best[$m]%% *}" ||
