@@ -1,7 +1,8 @@
 # PSNR and percent error of an image against a truth, as docs/CONVENTIONS.md
 # defines them, from two `bart show -s '\n' -f '%+.9e%+.9ei'` listings (truth
 # first, then image, concatenated; NT = truth's value count). RESCALE=1 first
-# multiplies the image by the least-squares optimal complex scalar.
+# multiplies the image by the least-squares optimal complex scalar. DIGITS: the decimals printed
+# (2 unless given).
 function parse(s, out) {
     sub(/i$/, "", s)
     # split "+a.bcde+XX+f.ghie-YY" at the sign that starts the imaginary part
@@ -31,5 +32,6 @@ END {
         t2 += tr[j] * tr[j] + ti[j] * ti[j]
         m = sqrt(tr[j] * tr[j] + ti[j] * ti[j]); if (m > tmax) tmax = m
     }
-    printf "%.2f %.2f\n", 20 * log(tmax / sqrt(e2 / n)) / log(10), 100 * sqrt(e2 / t2)
+    if (DIGITS == "") DIGITS = 2
+    printf "%." DIGITS "f %." DIGITS "f\n", 20 * log(tmax / sqrt(e2 / n)) / log(10), 100 * sqrt(e2 / t2)
 }

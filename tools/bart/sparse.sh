@@ -4,7 +4,15 @@
 # auto) against `bart pics` (-R T, ADMM; -R W with --wavelet haar, FISTA with -e; -l2), best lambda of a
 # sweep each. PSNR and percent error against BART's truth (`bart phantom -x N`, -3 in 3D), and each
 # best run's whole process timed by /usr/bin/time: wall seconds and CPU seconds (user + sys).
-# Both sides: OMP_NUM_THREADS=2 (ours --threads 2), OMP_WAIT_POLICY=passive, the same machine, one run.
+# Both sides: OMP_NUM_THREADS=2 (ours --threads 2), OMP_WAIT_POLICY=passive, the same machine, one run,
+# interleaved (ours' TV sweep, BART's T sweep, ours' wavelets, BART's W, fd, l2, then the refinements).
+#
+# The sweep, the same rule on both sides: a coarse log grid (half decades by default), then, for every
+# method whose coarse best is within --refine-within dB of its side's best coarse result or at its grid's
+# edge, a climb from the coarse best in steps of --refine-step (1.25x): towards the better coarse
+# neighbour first, on while PSNR rises, never past a coarse neighbour; the other way only where the first
+# step did not improve.
+# So neither side's best depends on where its grid's values happen to fall.
 #
 # Data: 2D golden-angle radial (`bart traj -r -G`) or the 3D kooshball (`bart traj -3 -r`), full spokes
 # of N samples, `bart phantom -k -t` (+ `bart noise -s 1 -n VAR`). Units as in compare.sh: our data are
@@ -12,21 +20,24 @@
 # --basis point (BART's phantom k-space is the transform of point samples).
 #
 # Prints Markdown rows | data | method | lambda | PSNR dB | error % | wall s | CPU s | and, last, one
-# summary row: ours' best against BART's best, the PSNR difference and the time ratios.
+# summary row: ours' best against BART's best, the PSNR difference and the time ratios. Every run of
+# the sweeps is also appended to WORK/sweep.log (method lambda PSNR error wall CPU).
 #
 # usage: sparse.sh [--dims 2|3] [--n N] [--spokes S] [--noise VAR] [--iterations OURS] [--pics-iterations B]
-#                  [--lambdas "ours..."] [--pics-lambdas "bart..."] [--cli PATH] [--work DIR] [--header 0|1]
+#                  [--lambdas "ours..."] [--pics-lambdas "bart..."] [--refine-step F] [--refine-within DB]
+#                  [--cli PATH] [--work DIR] [--header 0|1]
 set -euo pipefail
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 dims=2 n=128 spokes=64 noise=0 header=1
 ours_iterations=200 pics_iterations=1000 l2_iterations=100
 # Ours: a sparse lambda is a threshold relative to an image of magnitude about 1 (docs/CONVENTIONS.md).
-ours_lambdas="0.01 0.02 0.05 0.1 0.2 0.5 1"
-# BART's: relative to its own scaling of the data (pics prints it); TV and wavelets peak inside this grid.
-pics_lambdas="0.0003 0.001 0.002 0.005 0.01 0.03"
+ours_lambdas="0.01 0.03 0.1 0.3 1"
+# BART's: relative to its own scaling of the data (pics prints it). Both grids: half decades, 2 decades.
+pics_lambdas="0.0003 0.001 0.003 0.01 0.03"
 pics_l2_lambdas="0 0.001 0.01 0.1 0.3 1 3"
+refine_step=1.25 refine_within=0.5
 cli=${RECONSTUDIO_CLI:-reconstudio-cli}
-work=$(mktemp -d)
+work=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --dims) dims=$2; shift 2 ;;
@@ -37,28 +48,35 @@ while [[ $# -gt 0 ]]; do
         --pics-iterations) pics_iterations=$2; shift 2 ;;
         --lambdas) ours_lambdas=$2; shift 2 ;;
         --pics-lambdas) pics_lambdas=$2; shift 2 ;;
+        --refine-step) refine_step=$2; shift 2 ;;
+        --refine-within) refine_within=$2; shift 2 ;;
         --cli) cli=$2; shift 2 ;;
-        --work) work=$2; mkdir -p "$work"; shift 2 ;;
+        --work) work=$2; shift 2 ;;
         --header) header=$2; shift 2 ;;
         *) echo "sparse.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 [[ $dims == 2 || $dims == 3 ]] || { echo "sparse.sh: --dims must be 2 or 3" >&2; exit 2; }
+(( $(echo "$refine_step > 1" | bc -l) )) || { echo "sparse.sh: --refine-step must be above 1" >&2; exit 2; }
 command -v bart >/dev/null || { echo "sparse.sh: bart is not installed (Debian package bart)" >&2; exit 2; }
 cli=$(realpath "$(command -v "$cli")") || { echo "sparse.sh: no reconstudio-cli (--cli PATH or RECONSTUDIO_CLI)" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
+if [[ -z $work ]]; then work=$(mktemp -d); else mkdir -p "$work"; fi
 cd "$work"
+: > sweep.log
 power() { echo "e($2 * l($1))" | bc -l; }  # bc's ^ takes integer exponents only
 quality() {  # quality TRUTH IMAGE -> "psnr error%"
     local nt; nt=$(bart show -s $'\n' -f '%+.9e%+.9ei' "$1" | wc -l)
     { bart show -s $'\n' -f '%+.9e%+.9ei' "$1"; bart show -s $'\n' -f '%+.9e%+.9ei' "$2"; } |
-        awk -v NT="$nt" -v RESCALE=0 -f "$here/quality.awk"
+        awk -v NT="$nt" -v RESCALE=0 -v DIGITS=4 -f "$here/quality.awk"  # 4: a refinement step can move 0.005 dB
 }
 field() { echo "$1" | sed "s/.*\"$2\":\([^,}]*\).*/\1/"; }  # field JSON_OBJECT NAME
 timed() {  # timed CMD... -> runs it, leaves "wall cpu" in $times (CPU = user + sys)
     /usr/bin/time -f "%e %U %S" -o time.txt "$@" >/dev/null 2>run.err || { cat run.err >&2; return 1; }
     times=$(awk 'END { printf "%.2f %.2f", $1, $2 + $3 }' time.txt)
 }
+above() { (( $(echo "$1 > $2" | bc -l) )); }  # above A B: A > B (plain decimals: bc reads no exponents)
+decimal() { printf %.10f "$(printf %.4g "$1")" | sed 's/0*$//; s/\.$//'; }  # 4 digits, never 1e-05
 
 # --- data, made by BART -----------------------------------------------------------------------------
 if [[ $dims == 3 ]]; then three=-3 zdim=$n flags=7; else three="" zdim=1 flags=3; fi
@@ -76,81 +94,139 @@ if [[ $noise == 0 ]]; then noise_label=noiseless; else noise_label="noise varian
 if [[ $dims == 3 ]]; then shape="3D kooshball"; nyq=$(echo "4 * a(1) * $n * $n / 2" | bc -l); else shape="2D golden-angle radial"; nyq=$(echo "4 * a(1) * $n / 2" | bc -l); fi
 label="$shape, ${n}^${dims}, ${spokes} spokes x ${n} ($(printf %.1f "$(echo "$nyq / $spokes" | bc -l)")x below Nyquist), $noise_label"
 
-row() { printf '| %s | %s | %s | %.2f | %.2f | %s | %s |\n' "$label" "$1" "$2" "$3" "$4" "$5" "$6"; }
-edge() {  # edge INDEX GRID... -> " (sweep's edge)" where the best is the grid's first or last value
-    local i=$1; shift
-    if [[ $i == 1 || $i == "$#" ]]; then echo " (sweep's edge)"; fi
-}
-consider() {  # consider SIDE PSNR ERROR WALL CPU NAME
-    local side=$1; shift
-    local cur; cur=$(eval echo "\${best_$side:-}")
-    if [[ -z $cur ]] || (( $(echo "$1 > ${cur%% *}" | bc -l) )); then eval "best_$side=\"\$*\""; fi
-}
-if [[ $header == 1 ]]; then
-    printf '| data | method | lambda | PSNR dB | error %% | wall s | CPU s |\n|---|---|---|---|---|---|---|\n'
-fi
-
-# --- ours ---------------------------------------------------------------------------------------------
-ours() {  # ours PRIOR LAMBDA ITERATIONS -> "psnr error lambda wall cpu"
+# --- one run of either side: "psnr error lambda wall cpu" -------------------------------------------------
+ours() {  # ours PRIOR LAMBDA ITERATIONS
     timed "$cli" recon --trajectory traj --kspace ksp_model --truth truth --basis point --only iterative \
         --regularizer "$1" --lambda "$2" --iterations "$3" --threads 2 --quiet --output ours.cfl --report ours.json
     local j; j=$(cat ours.json)
     echo "$(field "$j" psnr_db) $(field "$j" error_percent) $(field "$j" lambda) $times"
 }
-declare -A solver=([tv]="TV (ADMM)" [wavelet]="Haar wavelets (POGM)" [fd]="finite differences (CG)")
-# The quadratic grid: pics' l2 grid in our units (lambda_ours = lambda_bart N^d / M, compare.sh).
-fd_lambdas=""
-for l in $pics_l2_lambdas; do
-    fd_lambdas+=" $(echo "scale=12; $l * $(power "$n" "$dims") / ($n * $spokes)" | bc -l | sed 's/^\./0./')"
-done
-for prior in tv wavelet fd; do
-    if [[ $prior == fd ]]; then grid=$fd_lambdas it=60; else grid=$ours_lambdas it=$ours_iterations; fi
-    best="" i=0 best_i=0
-    for l in $grid; do
-        r=$(ours "$prior" "$l" "$it"); i=$((i + 1))
-        if [[ -z $best ]] || (( $(echo "${r%% *} > ${best%% *}" | bc -l) )); then best=$r best_i=$i; fi
-    done
-    set -- $best
-    edge=$(edge "$best_i" $grid)
-    row "ReconStudio ${solver[$prior]}, $it iterations, best of sweep" "$(printf %.3g "$3") x s$edge" "$1" "$2" "$4" "$5"
-    consider ours "$1" "$2" "$4" "$5" "ReconStudio ${solver[$prior]}"
-    if [[ $prior != fd ]]; then
-        # The best lambda again with three times the iterations: how far the sweep's solves were from converged.
-        set -- $(ours "$prior" "$3" $((3 * it)))
-        row "ReconStudio ${solver[$prior]}, $((3 * it)) iterations, the sweep's best lambda" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
-        consider ours "$1" "$2" "$4" "$5" "ReconStudio ${solver[$prior]}, $((3 * it)) iterations"
-        set -- $(ours "$prior" auto "$it")
-        row "ReconStudio ${solver[$prior]}, $it iterations, lambda auto" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
-    fi
-done
-
-# --- BART ---------------------------------------------------------------------------------------------
-pics() {  # pics LAMBDA ARGS... -> "psnr error lambda wall cpu"
+pics() {  # pics LAMBDA ARGS...
     local l=$1; shift
     timed bart pics -S "$@" -t traj ksp_bart sens pics
     bart scale "$(echo "$(power "$n" "$dims / 2") / $C" | bc -l)" pics pics_model >/dev/null
     echo "$(quality truth pics_model) $l $times"
 }
-for method in T W l2; do
-    best="" i=0 best_i=0
-    if [[ $method == l2 ]]; then grid=$pics_l2_lambdas; else grid=$pics_lambdas; fi
-    for l in $grid; do
-        i=$((i + 1))
-        case $method in
-            T) r=$(pics "$l" -R "T:$flags:0:$l" -i "$pics_iterations"); name="pics -R T:$flags:0:lambda (ADMM), $pics_iterations iterations" ;;
-            W) r=$(pics "$l" -R "W:$flags:0:$l" --wavelet haar -e -i "$pics_iterations"); name="pics -R W:$flags:0:lambda --wavelet haar -e (FISTA), $pics_iterations iterations" ;;
-            l2) r=$(pics "$l" -l2 -r "$l" -i "$l2_iterations"); name="pics -l2 -r lambda, $l2_iterations iterations" ;;
-        esac
-        if [[ -z $best ]] || (( $(echo "${r%% *} > ${best%% *}" | bc -l) )); then best=$r best_i=$i; fi
+declare -A side=([tv]=ours [wavelet]=ours [fd]=ours [T]=bart [W]=bart [l2]=bart)
+declare -A name=(
+    [tv]="ReconStudio TV (ADMM), $ours_iterations iterations"
+    [wavelet]="ReconStudio Haar wavelets (POGM), $ours_iterations iterations"
+    [fd]="ReconStudio finite differences (CG), 60 iterations"
+    [T]="BART pics -R T:$flags:0:lambda (ADMM), $pics_iterations iterations"
+    [W]="BART pics -R W:$flags:0:lambda --wavelet haar -e (FISTA), $pics_iterations iterations"
+    [l2]="BART pics -l2 -r lambda, $l2_iterations iterations")
+run() {  # run METHOD LAMBDA: one run of the sweep, logged
+    local r
+    case $1 in
+        tv|wavelet) r=$(ours "$1" "$2" "$ours_iterations") ;;
+        fd) r=$(ours fd "$2" 60) ;;
+        T) r=$(pics "$2" -R "T:$flags:0:$2" -i "$pics_iterations") ;;
+        W) r=$(pics "$2" -R "W:$flags:0:$2" --wavelet haar -e -i "$pics_iterations") ;;
+        l2) r=$(pics "$2" -l2 -r "$2" -i "$l2_iterations") ;;
+    esac
+    echo "$1 $2 $r" >> sweep.log
+    echo "$r"
+}
+
+# --- the sweeps ---------------------------------------------------------------------------------------
+# The quadratic grid: pics' l2 grid in our units (lambda_ours = lambda_bart N^d / M, compare.sh).
+fd_lambdas=""
+for l in $pics_l2_lambdas; do
+    fd_lambdas+=" $(echo "scale=12; $l * $(power "$n" "$dims") / ($n * $spokes)" | bc -l | sed 's/^\./0./')"
+done
+declare -A grid=([tv]=$ours_lambdas [wavelet]=$ours_lambdas [fd]=$fd_lambdas
+                 [T]=$pics_lambdas [W]=$pics_lambdas [l2]=$pics_l2_lambdas)
+declare -A best coarse_psnr coarse_lambda refined capped  # best[m]: "psnr error lambda wall cpu" (lambda as given)
+coarse() {  # coarse METHOD: its grid, its best in best[m]; every result in coarse_psnr["m l"]
+    local m=$1 l r
+    for l in ${grid[$m]}; do
+        r=$(run "$m" "$l"); set -- $r
+        coarse_psnr["$m $l"]=$1
+        if [[ -z ${best[$m]:-} ]] || above "$1" "${best[$m]%% *}"; then best[$m]="$1 $2 $l $4 $5"; fi
     done
-    set -- $best
-    edge=$(edge "$best_i" $grid)
-    row "BART $name, best of sweep" "$3$edge" "$1" "$2" "$4" "$5"
-    consider bart "$1" "$2" "$4" "$5" "BART $name"
+    set -- ${best[$m]}; coarse_lambda[$m]=$3
+}
+refine() {  # refine METHOD: climb from the coarse best in refine_step steps, between its coarse neighbours
+    local m=$1 b=${coarse_lambda[$1]} lo="" hi="" l r first dir improved steps
+    for l in ${grid[$m]}; do
+        if above "$b" "$l"; then lo=$l; elif [[ -z $hi ]] && above "$l" "$b"; then hi=$l; fi
+    done
+    # Towards the better coarse neighbour first (upwards at the grid's low edge, downwards at its top).
+    first=up
+    if [[ -z $hi ]] || { [[ -n $lo ]] && above "${coarse_psnr["$m $lo"]}" "${coarse_psnr["$m $hi"]}"; }; then first=down; fi
+    for dir in $first $([[ $first == up ]] && echo down || echo up); do
+        l=$b improved=0 steps=0
+        while (( steps++ < 10 )); do  # 10 steps: a factor 9 beyond a grid's edge at 1.25x
+            if [[ $dir == up ]]; then l=$(decimal "$(echo "$l * $refine_step" | bc -l)")
+            else l=$(decimal "$(echo "$l / $refine_step" | bc -l)"); fi
+            if [[ $dir == up && -n $hi ]] && ! above "$hi" "$l"; then break; fi
+            if [[ $dir == down && -n $lo ]] && ! above "$l" "$lo"; then break; fi
+            r=$(run "$m" "$l"); set -- $r
+            if above "$1" "${best[$m]%% *}"; then best[$m]="$1 $2 $l $4 $5" improved=1; else break; fi
+            (( steps < 10 )) || capped[$m]=1  # still rising after the last step allowed
+        done
+        [[ $improved == 0 ]] || break  # a unimodal curve falls the other way
+    done
+    refined[$m]=1
+}
+for m in tv T wavelet W fd l2; do coarse "$m"; done
+for s in ours bart; do  # refine the methods within refine_within dB of their side's best coarse result
+    top=""
+    for m in tv wavelet fd T W l2; do
+        [[ ${side[$m]} == "$s" ]] || continue
+        if [[ -z $top ]] || above "${best[$m]%% *}" "$top"; then top=${best[$m]%% *}; fi
+    done
+    declare "top_$s=$top"
+done
+for m in tv T wavelet W fd l2; do
+    top=$(eval echo "\$top_${side[$m]}"); read -ra g <<< "${grid[$m]}"
+    [[ ${coarse_lambda[$m]} != 0 ]] || continue
+    # A best at a grid's edge is climbed too: how far its curve rises beyond the edge is unknown.
+    if ! above "$(echo "$top - $refine_within" | bc -l)" "${best[$m]%% *}" ||
+        [[ ${coarse_lambda[$m]} == "${g[0]}" || ${coarse_lambda[$m]} == "${g[-1]}" ]]; then refine "$m"; fi
+done
+
+# --- rows ---------------------------------------------------------------------------------------------
+row() { printf '| %s | %s | %s | %.2f | %.2f | %s | %s |\n' "$label" "$1" "$2" "$3" "$4" "$5" "$6"; }
+consider() {  # consider SIDE PSNR ERROR WALL CPU NAME: a tie at the table's 0.01 dB keeps the earlier, cheaper run
+    local s=$1; shift
+    local cur; cur=$(eval echo "\${best_$s:-}")
+    if [[ -z $cur ]] || above "$(printf %.2f "$1")" "$(printf %.2f "${cur%% *}")"; then eval "best_$s=\"\$*\""; fi
+}
+how() {  # how METHOD: the sweep's note for the lambda column
+    local m=$1 l; set -- ${grid[$m]}
+    if [[ -z ${refined[$m]:-} ]]; then
+        l=${coarse_lambda[$m]}
+        if [[ $l == "$1" || $l == "${!#}" ]]; then echo " (coarse grid only, its edge)"; else echo " (coarse grid only)"; fi
+    else
+        l=$(echo "${best[$m]}" | cut -d' ' -f3)
+        [[ $l == "${coarse_lambda[$m]}" ]] || echo " (coarse grid: ${coarse_lambda[$m]}$([[ -z ${capped[$m]:-} ]] || echo "; the climb's last step, still rising"))"
+    fi
+}
+if [[ $header == 1 ]]; then
+    printf '| data | method | lambda | PSNR dB | error %% | wall s | CPU s |\n|---|---|---|---|---|---|---|\n'
+fi
+for m in tv wavelet fd; do
+    set -- ${best[$m]}
+    row "${name[$m]}, best of sweep" "$(printf %.3g "$3") x s$(how "$m")" "$1" "$2" "$4" "$5"
+    consider ours "$1" "$2" "$4" "$5" "${name[$m]%%,*}"
+    if [[ $m != fd ]]; then
+        # The best lambda again with three times the iterations: how far the sweep's solves were from converged.
+        set -- $(ours "$m" "$3" $((3 * ours_iterations)))
+        row "${name[$m]%%,*}, $((3 * ours_iterations)) iterations, the sweep's best lambda" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
+        consider ours "$1" "$2" "$4" "$5" "${name[$m]%%,*}, $((3 * ours_iterations)) iterations"
+        set -- $(ours "$m" auto "$ours_iterations")
+        row "${name[$m]}, lambda auto" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
+    fi
+done
+for m in T W l2; do
+    set -- ${best[$m]}
+    row "${name[$m]}, best of sweep" "$3$(how "$m")" "$1" "$2" "$4" "$5"
+    consider bart "$1" "$2" "$4" "$5" "${name[$m]%%,*}"
 done
 
 # --- ours' best against BART's best -------------------------------------------------------------------
 set -- $best_ours; po=$1 wo=$3 co=$4; shift 4; no="$*"
-set -- $best_bart; pb=$1 wb=$3 cb=$4; shift 4; nb="$*"; nb=${nb%%,*}
+set -- $best_bart; pb=$1 wb=$3 cb=$4; shift 4; nb="$*"
 printf '| %s | **best: %s vs %s** | | %+.2f dB | | %.3f x | %.3f x |\n' "$label" "$no" "$nb" \
     "$(echo "$po - $pb" | bc -l)" "$(echo "$wo / $wb" | bc -l)" "$(echo "$co / $cb" | bc -l)"
