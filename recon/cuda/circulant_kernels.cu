@@ -89,15 +89,6 @@ __global__ void inversePowerKernel(V* m, std::size_t n, double largest, double e
     m[i].y = 0;
 }
 
-template <class T>
-cx_t<T>* dev(std::complex<T>* p) {
-    return reinterpret_cast<cx_t<T>*>(p);
-}
-template <class T>
-const cx_t<T>* dev(const std::complex<T>* p) {
-    return reinterpret_cast<const cx_t<T>*>(p);
-}
-
 }  // namespace
 
 template <class T>

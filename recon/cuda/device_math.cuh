@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <complex>
+
 namespace recon::cuda {
 
 template <class T>
@@ -18,6 +20,16 @@ struct Cx<double> {
 };
 template <class T>
 using cx_t = typename Cx<T>::type;
+
+// The host's complex arrays as the device's vector types (same layout: two T, real first).
+template <class T>
+cx_t<T>* dev(std::complex<T>* p) {
+    return reinterpret_cast<cx_t<T>*>(p);
+}
+template <class T>
+const cx_t<T>* dev(const std::complex<T>* p) {
+    return reinterpret_cast<const cx_t<T>*>(p);
+}
 
 template <class V>
 __host__ __device__ inline V cmake(decltype(V{}.x) re, decltype(V{}.x) im) {

@@ -14,15 +14,6 @@ unsigned blocksFor(std::size_t n) {
     std::size_t b = (n + kThreads - 1) / kThreads;
     return unsigned(b < 1 ? 1 : b);
 }
-template <class T>
-cx_t<T>* dev(DComplex<T>* p) {
-    return reinterpret_cast<cx_t<T>*>(p);
-}
-template <class T>
-const cx_t<T>* dev(const DComplex<T>* p) {
-    return reinterpret_cast<const cx_t<T>*>(p);
-}
-
 template <class V, class S>
 __global__ void axpyKernel(S a, const V* x, V* y, std::size_t n) {
     std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;

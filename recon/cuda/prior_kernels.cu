@@ -146,15 +146,6 @@ __global__ void waveletLevelKernel(Shape sh, int axis, int3 box, int3 ext, Filte
     }
 }
 
-template <class T>
-cx_t<T>* dev(std::complex<T>* p) {
-    return reinterpret_cast<cx_t<T>*>(p);
-}
-template <class T>
-const cx_t<T>* dev(const std::complex<T>* p) {
-    return reinterpret_cast<const cx_t<T>*>(p);
-}
-
 }  // namespace
 
 template <class T>
