@@ -48,9 +48,9 @@ ComplexArray dftMatrix(int n, int f0, int f_count, int sign, bool to_image) {
 
 std::size_t signalSubspaceSize(const std::vector<double>& values, double threshold) {
     if (values.empty()) return 0;
-    const double sigma_max = std::sqrt(std::max(0.0, values.back()));
+    const double energy_max = std::max(0.0, values.back());
     std::size_t kept = 0;
-    while (kept < values.size() && std::sqrt(std::max(0.0, values[values.size() - 1 - kept])) >= threshold * sigma_max) ++kept;
+    while (kept < values.size() && values[values.size() - 1 - kept] >= threshold * energy_max) ++kept;
     return kept;
 }
 

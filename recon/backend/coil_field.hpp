@@ -29,8 +29,11 @@ ComplexArray transformAxis(const ComplexArray& in, BlockShape& shape, int axis, 
 // matrix [o][j] for transformAxis from an image to k-space, or [j][o] (`to_image`) back.
 ComplexArray dftMatrix(int n, int f0, int f_count, int sign, bool to_image);
 
-// How many eigenvalues of A^H A (`values` ascending, sigma^2) belong to singular values
-// sigma >= threshold * sigma_max: ESPIRiT's signal subspace (Backend::gramProjection).
+// How many eigenvalues of A^H A (`values` ascending, sigma^2) reach `threshold` times the
+// largest, sigma^2 >= threshold * sigma_max^2: ESPIRiT's signal subspace
+// (Backend::gramProjection). The threshold is on the energy sigma^2, as BART's `ecalib -t`
+// (sigma >= sqrt(threshold) sigma_max): 0.001 keeps sigma >= 0.032 sigma_max, above the noise
+// floor of a noisy 3D calibration matrix (docs/SENSE.md).
 std::size_t signalSubspaceSize(const std::vector<double>& values, double threshold);
 
 // Blocks of Cartesian k-space side by side (block after block), each at the integer

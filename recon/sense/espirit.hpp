@@ -4,7 +4,7 @@
 //    within its band, transformed to the Cartesian k-space points of a calibration^d block
 //    around k = 0, where radial and spiral trajectories sample densely.
 // 2. The calibration matrix: one row per kernel^d patch of that block, all coils side by side.
-//    Its right singular vectors with sigma >= threshold * sigma_max span the patches' row space
+//    Its right singular vectors with sigma^2 >= threshold * sigma_max^2 span the patches' row space
 //    (the rest is the null space the coils' shared structure creates).
 // 3. Projecting every patch on that row space and averaging is, in the image domain, one C x C
 //    matrix G(x) per voxel, G(x) = (1/kernel^d) sum_j u_j(x) u_j(x)^H with u_j the kernels'
@@ -27,9 +27,11 @@ struct EspiritOptions {
                            // a smaller grid axis gives its whole band instead
     int kernel = 6;        // side of the kernel (patch)
     int calibration_iterations = 30;  // CG iterations of each coil's calibration fit
-    // Singular vectors whose sigma is below this fraction of the largest span the null space.
-    // Lower keeps the maps as they are; higher drops signal (measured on radial 64^2 against the
-    // true maps: 0.001 0.21 %, 0.01 0.23 %, 0.1 2.8 % error; docs/CONVENTIONS.md).
+    // Singular vectors whose sigma^2 is below this fraction of the largest's span the null space
+    // (on the energy, as BART's `ecalib -t`: 0.001 keeps sigma >= 0.032 sigma_max). The noise
+    // floor of a noisy 3D calibration matrix lies near 0.005 sigma_max; a threshold below it
+    // keeps every kernel, leaves no null space and G(x) = I (issue 14). Noise-free data allow
+    // lower (radial 64^2 against the true maps: 1e-6 0.21 %, 1e-3 0.67 %; docs/CONVENTIONS.md).
     double singular_value_threshold = 0.001;
     double eigenvalue_crop = 0.8;  // voxels whose largest eigenvalue is below: outside the maps' support
     // The eigenvalue stays near 1 in an empty background when the data carry little noise (as in
