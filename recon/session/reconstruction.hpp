@@ -182,6 +182,12 @@ struct LambdaChoice {
     NoiseEstimate noise;
     double image_scale = 0;     // m (sparse priors)
     double band_density = 0;    // r, midBandDensity (sparse priors)
+    // Sparse priors: lambda = max(signal_lambda, noise_lambda), the signal's rule kappa m r and the
+    // noise's floor c sigma_img, sigma_img the least-squares image's noise at the mid band (0 where
+    // the outer k-space's white part is not noise).
+    double image_noise = 0;
+    double signal_lambda = 0;
+    double noise_lambda = 0;
     // Quadratic priors: the path it chose from, (lambda, ||F x - d||^2) in the order solved, and its target M sigma^2.
     std::vector<std::pair<double, double>> curve;
     double target = 0;
