@@ -80,9 +80,8 @@ namespace {
 // threshold of 2D spokes (r = 4/pi) and 3D came out 1-2 dB below the sweep's best (docs/SPARSE.md).
 // kappa was fitted once to 7-value sweeps on the 2D demo cases (200 iterations), not per data set:
 // the fit without r (TV 0.1, wavelets 0.2, anatomical TV 1) divided by 2D spokes' r = 4/pi, so 2D
-// radial data get the lambda they had. The noise does not enter: at 30 dB it moved no 2D case's best
-// lambda, and the outer k-space cannot tell it from the phantoms' own high frequencies there
-// (estimateNoise: 9.5 noisy vs 7.4 noiseless on radial-2d, true 6.4).
+// radial data get the lambda they had. This is the signal's rule; the noise sets a floor under it
+// (sparseNoiseFactor, whiteNoise).
 double sparseKappa(RegularizerKind k, int dims) {
     switch (k) {
         case RegularizerKind::TotalVariation: return 0.08;

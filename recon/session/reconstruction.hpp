@@ -173,7 +173,8 @@ double midBandDensity(const Dataset& d);
 //  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is
 //    the prior's fraction kappa of the image's magnitude m (the largest |x| after 10 CG
 //    iterations without a prior) times r = midBandDensity (F^H F's eigenvalue where the prior
-//    acts, over s): TV 0.08, wavelet 0.16 in 2D and 0.16 sqrt 2 in 3D, anatomical TV 0.8.
+//    acts, over s): TV 0.08, wavelet 0.16 in 2D and 0.16 sqrt 2 in 3D, anatomical TV 0.8; and at
+//    least c sigma_img, the noise's floor (c = 2, wavelets 4; sigma_img below).
 //  - Quadratic priors (tikhonov, fd, anatomical): the discrepancy principle, the lambda at which
 //    ||F x - d||^2 falls to M sigma^2, found along a warm-started path of lambdas.
 struct LambdaChoice {
