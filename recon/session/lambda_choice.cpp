@@ -112,6 +112,10 @@ NoiseEstimate whiteNoise(const Dataset& d, const NoiseEstimate& scan_or_outer) {
                               d.trajectory.kz(i) * d.trajectory.kz(i));
         kmax = std::max(kmax, radius[i]);
     }
+    if (!(kmax > 0)) {
+        e.source = "nothing (every sample at k = 0)";
+        return e;
+    }
     constexpr int shells = 8;
     std::vector<double> power(shells, 0.0), at(shells, 0.0);
     std::vector<std::size_t> count(shells, 0);
