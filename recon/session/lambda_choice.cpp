@@ -80,9 +80,8 @@ namespace {
 // threshold of 2D spokes (r = 4/pi) and 3D came out 1-2 dB below the sweep's best (docs/SPARSE.md).
 // kappa was fitted once to 7-value sweeps on the 2D demo cases (200 iterations), not per data set:
 // the fit without r (TV 0.1, wavelets 0.2, anatomical TV 1) divided by 2D spokes' r = 4/pi, so 2D
-// radial data get the lambda they had. The noise does not enter: at 30 dB it moved no 2D case's best
-// lambda, and the outer k-space cannot tell it from the phantoms' own high frequencies there
-// (estimateNoise: 9.5 noisy vs 7.4 noiseless on radial-2d, true 6.4).
+// radial data get the lambda they had. This is the signal's rule; the noise sets a floor under it
+// (sparseNoiseFactor, whiteNoise).
 double sparseKappa(RegularizerKind k, int dims) {
     switch (k) {
         case RegularizerKind::TotalVariation: return 0.08;
@@ -96,6 +95,65 @@ double sparseKappa(RegularizerKind k, int dims) {
         default: throw InputError("'" + toString(k) + "' is not a sparse prior");
     }
 }
+
+// The noise's sigma for the sparse rule: a noise scan's, else the white part of the outer k-space's
+// power. The outer k-space alone (estimateNoise) counts the phantoms' own edges as noise (an upper
+// bound: 6 on noiseless small-2d), which would raise lambda on noiseless data. An object's edges give a
+// mean power that decays as |k|^-(d+1) (2D: |k|^-3, 3D: |k|^-4) and white noise a constant one, so the
+// mean |d|^2 of 8 shells between 0.5 and 1 k_max is fitted by a |k|^-(d+1) + sigma^2 (least squares).
+NoiseEstimate whiteNoise(const Dataset& d, const NoiseEstimate& scan_or_outer) {
+    if (!d.noise.empty()) return scan_or_outer;
+    NoiseEstimate e;
+    const std::size_t m = d.samples();
+    std::vector<double> radius(m);
+    double kmax = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+        radius[i] = std::sqrt(d.trajectory.kx(i) * d.trajectory.kx(i) + d.trajectory.ky(i) * d.trajectory.ky(i) +
+                              d.trajectory.kz(i) * d.trajectory.kz(i));
+        kmax = std::max(kmax, radius[i]);
+    }
+    if (!(kmax > 0)) {
+        e.source = "nothing (every sample at k = 0)";
+        return e;
+    }
+    constexpr int shells = 8;
+    std::vector<double> power(shells, 0.0), at(shells, 0.0);
+    std::vector<std::size_t> count(shells, 0);
+    for (std::size_t i = 0; i < m; ++i) {
+        const int b = int((radius[i] / kmax - 0.5) * 2 * shells);
+        if (radius[i] < 0.5 * kmax || b < 0) continue;
+        const int j = std::min(b, shells - 1);
+        power[j] += std::norm(d.coil(0)[i]);
+        at[j] += radius[i];
+        ++count[j];
+    }
+    // Least squares for (a, sigma^2) on u = |k|^-(d+1) (normalised by k_max), y = the shell's mean power.
+    double su = 0, sy = 0, suu = 0, suy = 0;
+    int n = 0;
+    for (int j = 0; j < shells; ++j) {
+        if (count[j] < 8) continue;
+        const double u = std::pow(at[j] / double(count[j]) / kmax, -double(d.grid.dims + 1));
+        const double y = power[j] / double(count[j]);
+        su += u, sy += y, suu += u * u, suy += u * y, ++n;
+    }
+    const double det = n * suu - su * su;
+    if (n < 3 || !(det > 0)) {
+        e.source = "nothing (fewer than 3 shells of 8 samples between 0.5 and 1 k_max)";
+        return e;
+    }
+    const double noise_power = (suu * sy - su * suy) / det;
+    e.sigma = std::sqrt(std::max(0.0, noise_power));
+    e.source = "the outer k-space's white part (mean |d|^2 of 8 shells, 0.5..1 k_max, fitted by a |k|^-" +
+               std::to_string(d.grid.dims + 1) + " + sigma^2)";
+    e.samples = std::size_t(n);
+    return e;
+}
+
+// The noise floor: lambda >= c sigma_img, c per prior. lambda s / 2 is the prox's threshold on the
+// scale s of F^H F, and sigma_img the least-squares image's noise where the prior acts, so c = 2 sets
+// that threshold at one sigma_img for TV; wavelets get twice TV's, as their kappa is twice TV's (2D).
+// Fitted once on BART's noisy 128^2 and 256^2 radial data and spiral-2d-noisy (docs/SPARSE.md).
+double sparseNoiseFactor(RegularizerKind k) { return k == RegularizerKind::Wavelet ? 4.0 : 2.0; }
 
 }  // namespace
 
@@ -126,10 +184,26 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
         if (!(c.image_scale > 0)) throw InputError("lambda auto: the image is zero (no signal in the data)");
         const double kappa = sparseKappa(kind, d.grid.dims);
         c.band_density = midBandDensity(d);
-        c.lambda = kappa * c.image_scale * c.band_density;
-        why << toString(kind) << ": lambda = " << kappa << " x m x r, m = " << c.image_scale
+        c.signal_lambda = kappa * c.image_scale * c.band_density;
+        // The noise: sigma_img = sigma / sqrt(r s), the least-squares image's noise at the mid band
+        // (F^H F's eigenvalue there is r s). Trusted only where the white part is most of the outer
+        // k-space's power (sigma_white >= 0.75 sigma_outer): below that the outer k-space is the
+        // object's and the fit's constant can be its unresolved detail (noiseless small-2d: 0.66;
+        // noisy cases 0.81-0.99, docs/SPARSE.md); then sigma_img = 0 and the signal's rule stands.
+        const NoiseEstimate outer = c.noise;
+        c.noise = whiteNoise(d, outer);
+        const bool measurable = !d.noise.empty() || c.noise.sigma >= 0.75 * outer.sigma;
+        c.image_noise = measurable ? c.noise.sigma / std::sqrt(c.band_density * s) : 0.0;
+        c.noise_lambda = sparseNoiseFactor(kind) * c.image_noise;
+        c.lambda = std::max(c.signal_lambda, c.noise_lambda);
+        why << toString(kind) << ": lambda = max(" << kappa << " x m x r, " << sparseNoiseFactor(kind)
+            << " x sigma_img) = max(" << c.signal_lambda << ", " << c.noise_lambda << "), m = " << c.image_scale
             << " (the largest |x| after 10 CG iterations without a prior), r = " << c.band_density
-            << " (the sampling density at k_max/2 over the mean)";
+            << " (the sampling density at k_max/2 over the mean), sigma_img = sigma / sqrt(r s) = " << c.image_noise
+            << " (sigma = " << c.noise.sigma << " from " << c.noise.source << ", s = " << s;
+        if (!measurable)
+            why << "; not noise: below 0.75 x the outer k-space's " << outer.sigma << ", the object's own";
+        why << ")";
         c.rule = why.str();
         return c;
     }

@@ -173,7 +173,8 @@ double midBandDensity(const Dataset& d);
 //  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is
 //    the prior's fraction kappa of the image's magnitude m (the largest |x| after 10 CG
 //    iterations without a prior) times r = midBandDensity (F^H F's eigenvalue where the prior
-//    acts, over s): TV 0.08, wavelet 0.16 in 2D and 0.16 sqrt 2 in 3D, anatomical TV 0.8.
+//    acts, over s): TV 0.08, wavelet 0.16 in 2D and 0.16 sqrt 2 in 3D, anatomical TV 0.8; and at
+//    least c sigma_img, the noise's floor (c = 2, wavelets 4; sigma_img below).
 //  - Quadratic priors (tikhonov, fd, anatomical): the discrepancy principle, the lambda at which
 //    ||F x - d||^2 falls to M sigma^2, found along a warm-started path of lambdas.
 struct LambdaChoice {
@@ -182,6 +183,12 @@ struct LambdaChoice {
     NoiseEstimate noise;
     double image_scale = 0;     // m (sparse priors)
     double band_density = 0;    // r, midBandDensity (sparse priors)
+    // Sparse priors: lambda = max(signal_lambda, noise_lambda), the signal's rule kappa m r and the
+    // noise's floor c sigma_img, sigma_img the least-squares image's noise at the mid band (0 where
+    // the outer k-space's white part is not noise).
+    double image_noise = 0;
+    double signal_lambda = 0;
+    double noise_lambda = 0;
     // Quadratic priors: the path it chose from, (lambda, ||F x - d||^2) in the order solved, and its target M sigma^2.
     std::vector<std::pair<double, double>> curve;
     double target = 0;
