@@ -3,11 +3,28 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "recon/core/errors.hpp"
 #include "recon/session/reconstruction.hpp"
 
 namespace recon {
+
+namespace {
+
+// |k| of every sample, and the largest of them in `kmax` (the rules below work in fractions of it).
+std::vector<double> sampleRadii(const Dataset& d, double& kmax) {
+    std::vector<double> radius(d.samples());
+    kmax = 0;
+    for (std::size_t i = 0; i < radius.size(); ++i) {
+        radius[i] = std::sqrt(d.trajectory.kx(i) * d.trajectory.kx(i) + d.trajectory.ky(i) * d.trajectory.ky(i) +
+                              d.trajectory.kz(i) * d.trajectory.kz(i));
+        kmax = std::max(kmax, radius[i]);
+    }
+    return radius;
+}
+
+}  // namespace
 
 NoiseEstimate estimateNoise(const Dataset& d) {
     NoiseEstimate e;
@@ -26,12 +43,7 @@ NoiseEstimate estimateNoise(const Dataset& d) {
     // sigma^2 and median sigma^2 ln 2; the median ignores the few samples where signal remains.
     const std::size_t m = d.samples();
     double kmax = 0;
-    std::vector<double> radius(m);
-    for (std::size_t i = 0; i < m; ++i) {
-        radius[i] = std::sqrt(d.trajectory.kx(i) * d.trajectory.kx(i) + d.trajectory.ky(i) * d.trajectory.ky(i) +
-                              d.trajectory.kz(i) * d.trajectory.kz(i));
-        kmax = std::max(kmax, radius[i]);
-    }
+    const std::vector<double> radius = sampleRadii(d, kmax);
     std::vector<double> power;
     for (std::size_t i = 0; i < m; ++i)
         if (radius[i] >= 0.8 * kmax) power.push_back(std::norm(d.coil(0)[i]));
@@ -56,13 +68,8 @@ double midBandDensity(const Dataset& d) {
     // mean density M / N^d. Both F^H F's eigenvalue there (N^d times the density) and s (M) count
     // the same samples, so the ratio needs no basis function.
     const std::size_t m = d.samples();
-    std::vector<double> radius(m);
     double kmax = 0;
-    for (std::size_t i = 0; i < m; ++i) {
-        radius[i] = std::sqrt(d.trajectory.kx(i) * d.trajectory.kx(i) + d.trajectory.ky(i) * d.trajectory.ky(i) +
-                              d.trajectory.kz(i) * d.trajectory.kz(i));
-        kmax = std::max(kmax, radius[i]);
-    }
+    const std::vector<double> radius = sampleRadii(d, kmax);
     const double r0 = 0.4 * kmax, r1 = 0.6 * kmax;
     std::size_t inside = 0;
     for (double r : radius) inside += r >= r0 && r < r1;
@@ -105,13 +112,8 @@ NoiseEstimate whiteNoise(const Dataset& d, const NoiseEstimate& scan_or_outer) {
     if (!d.noise.empty()) return scan_or_outer;
     NoiseEstimate e;
     const std::size_t m = d.samples();
-    std::vector<double> radius(m);
     double kmax = 0;
-    for (std::size_t i = 0; i < m; ++i) {
-        radius[i] = std::sqrt(d.trajectory.kx(i) * d.trajectory.kx(i) + d.trajectory.ky(i) * d.trajectory.ky(i) +
-                              d.trajectory.kz(i) * d.trajectory.kz(i));
-        kmax = std::max(kmax, radius[i]);
-    }
+    const std::vector<double> radius = sampleRadii(d, kmax);
     if (!(kmax > 0)) {
         e.source = "nothing (every sample at k = 0)";
         return e;
