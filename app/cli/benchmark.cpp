@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -682,15 +681,9 @@ struct GpuBench {
                 keep.push_back(v);
             }), "allocation, conversion to float32 in pinned memory, copy, sync");
         add("  trajectory fingerprint (host)", timeIt([&] {
-                std::uint64_t h = 1469598103934665603ull ^ p.traj.k.size();
-                for (double v : p.traj.k) {
-                    std::uint64_t bits;
-                    std::memcpy(&bits, &v, sizeof bits);
-                    h = (h ^ bits) * 1099511628211ull;
-                }
-                volatile std::uint64_t sink = h;
+                volatile std::uint64_t sink = trajectoryFingerprint(p.traj);
                 (void)sink;
-            }), "FNV-1a over the 3M coordinates, as the plan cache's key (the backend's loop, copied)");
+            }), "the NUFFT plan cache's key, over every coordinate");
         {
             std::vector<std::complex<float>> c32(p.c.begin(), p.c.end());
             DeviceBuffer<std::complex<float>> dc(c32.size(), "c"), out(img.points(), "F^H d");
@@ -709,7 +702,7 @@ struct GpuBench {
             std::vector<std::complex<float>> w32(p.phi2.begin(), p.phi2.end());
             DeviceBuffer<std::complex<float>> dw(w32.size(), "phi2"), qout(dif.points(), "Q");
             dw.upload(w32.data(), w32.size(), s);
-            GpuNufft<float> plan(p.traj, dif, SpreadKernel::forTolerance(tol), true, s);
+            GpuNufft<float> plan(p.traj, dif, SpreadKernel::forTolerance(tol, backend->info().q_oversampling), true, s);
             add("  Q NUFFT (device)", timeDevice(s, [&] { plan.adjoint(dw.data(), qout.data()); }), plan.kernel().describe());
             const Grid big = p.grid.doubled();
             add("  cuFFT plan of the 2N grid (host)", wall([&] { keep.push_back(std::make_shared<GpuFft<float>>(big.n, 3, s)); }), "");
@@ -738,6 +731,18 @@ struct GpuBench {
         add("CG iteration, circulant", wall([&] { for (int i = 0; i < steps; ++i) sv->step(); }) / steps, "median of 5 runs of 20, per iteration");
         ComplexArray image;
         add("image to host", wall([&] { sv->image(image); }), "into an array kept between runs");
+        {
+            // Its two pieces alone: the device-to-host copy into pinned memory, the conversion to float64.
+            std::complex<float>* pinned = nullptr;
+            check(cudaMallocHost(&pinned, image.size() * sizeof(std::complex<float>)), "pinned image");
+            DeviceBuffer<std::complex<float>> x(image.size(), "image");
+            add("  copy into pinned memory", wall([&] { x.download(pinned, x.size(), s); }), "one cudaMemcpyAsync + sync");
+            add("  float32 to float64 (host)", wall([&] {
+#pragma omp parallel for
+                    for (std::int64_t i = 0; i < std::int64_t(image.size()); ++i) image[std::size_t(i)] = pinned[i];
+                }), "all cores, into the kept array");
+            cudaFreeHost(pinned);
+        }
 
         // The NUFFT's oversampling and tolerance, for Q (2N grid) and F^H d: device time, error
         // against float64 exact sums, and the anatomical solve's PSNR with both at that setting.
@@ -802,7 +807,8 @@ struct GpuBench {
         }
     }
 
-    void reconstructionRows(int iterations, int resolveIterations, double tolerance = 1e-5, bool wholeOnly = false) {
+    // The NUFFT at the session's default tolerance unless told otherwise (--whole TOL).
+    void reconstructionRows(int iterations, int resolveIterations, double tolerance = kDefaultNufftTolerance, bool wholeOnly = false) {
         std::string why;
         auto backend = createCudaBackend(Precision::Single, props.id, &why);
         if (!backend) throw Error("CUDA backend: " + why);
