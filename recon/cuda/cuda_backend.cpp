@@ -239,8 +239,10 @@ CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer
     // Q holds difference d = j - N at index j; the circulant wants d at index d mod 2N.
     halfShift<T>(big_, q.data(), work_.data(), false, st);
     fft_->forward(work_.data());
-    vecCopy<T>(work_.data(), q.data(), big.voxels(), st);
-    vecScale<T>(1.0 / double(big.voxels()), q.data(), big.voxels(), st);  // the inverse FFT's 1/L, once
+    // q = work / L (the inverse FFT's 1/L, once), in one pass.
+    const double inverseL = 1.0 / double(big.voxels());
+    const C* transformed = work_.data();
+    vecCombine<T>(1, &inverseL, &transformed, q.data(), big.voxels(), st);
     spectrum_ = std::move(q);
     check(cudaStreamSynchronize(st), "Toeplitz spectrum");
 }
@@ -343,7 +345,7 @@ ComplexArray CudaToeplitz<T>::q() const {
 
 template <class T>
 Vector CudaToeplitz<T>::qVector() const {
-    Vector q = space().make(work_.size());
+    Vector q(std::make_unique<DeviceStorage<T>>(work_.size(), "Q"));  // every value written below: not cleared first
     vecCopy<T>(spectrum_.data(), work_.data(), work_.size(), stream());
     fft_->inverse(work_.data());
     halfShift<T>(big_, work_.data(), devicePointer<T>(q), true, stream());
