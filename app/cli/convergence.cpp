@@ -175,6 +175,7 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
         const std::vector<std::string> regs = regularizers == "case" ? std::vector<std::string>{spec.regularizer} : split(regularizers);
         for (const std::string& reg : regs) {
             SolveOptions o;
+            o.preconditioner = PreconditionerKind::None;  // the baseline is plain CG, whatever auto would pick
             o.regularizer = parseRegularizer(reg);
             if (isSparse(o.regularizer)) throw UsageError("--convergence: the preconditioner is for the quadratic priors");
             o.lambda = reg == spec.regularizer ? spec.lambda : (o.regularizer == RegularizerKind::AnatomicalFiniteDifference ? 30 : 0.2);

@@ -116,8 +116,9 @@ Reconstruction:
   --iterations N         CG iterations (default 60; ADMM: inner CG iterations in all;
                          FISTA: steps, one F^H F each)
   --tolerance T          stop when the relative residual < T (default 0: run all)
-  --preconditioner P     quadratic CG: none (default) | circulant (the inverse of F^H F + lambda s W^H W's
-                         circulant approximation: fewer iterations, same solution)
+  --preconditioner P     quadratic CG: auto (default: circulant for the anatomical prior on a GPU, else
+                         none) | none | circulant (the inverse of F^H F + lambda s W^H W's circulant
+                         approximation: fewer iterations, same solution)
   --start S              quadratic CG's start: zero (default) | gridding (F^H (w d) with gridding's
                          density weights, least-squares scaled: the same solution)
   --precision P          float32 (default) | float64
@@ -350,6 +351,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.admm_spectral_rho = rho == "spectral";
     o.admm_relaxation = a.numberIn("admm-relaxation", SolveOptions{}.admm_relaxation, 0.01, 1.99);
     o.admm_preconditioner = parsePreconditioner(a.get("admm-preconditioner", toString(SolveOptions{}.admm_preconditioner)));
+    if (o.admm_preconditioner == PreconditionerKind::Auto) throw UsageError("--admm-preconditioner expects circulant or none");
     o.sparse_solver = parseSparseSolver(a.get("sparse-solver", "auto"));
     const std::string shifts = a.get("wavelet-shifts", "on");
     if (shifts != "on" && shifts != "off") throw UsageError("--wavelet-shifts takes on or off, not '" + shifts + "'");

@@ -44,7 +44,7 @@ struct MemoryEstimate {
     std::size_t solve = 0;     // Q, F^H d of every coil, the solver
     std::size_t peak() const { return gridding > solve ? gridding : solve; }
 };
-// `q_oversampling`: the fine grid of Q's NUFFT per axis of the 2N grid (the GPU's 2, the CPU's 1.5).
+// `q_oversampling`: the fine grid of Q's NUFFT per axis of the 2N grid (1.5 on the CPU and CUDA backends).
 MemoryEstimate estimateReconstructionMemory(const Grid& g, std::size_t samples, int coils, Precision precision,
                                             double q_oversampling = 2.0);
 // The peak for one coil.

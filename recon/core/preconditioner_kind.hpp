@@ -8,14 +8,19 @@
 
 namespace recon {
 
-enum class PreconditionerKind { None, Circulant };
+// Auto: the quadratic CG's choice by backend and prior (recon/session: resolvePreconditioner);
+// ADMM's inner CG takes none or circulant only.
+enum class PreconditionerKind { None, Circulant, Auto };
 
-inline std::string toString(PreconditionerKind k) { return k == PreconditionerKind::Circulant ? "circulant" : "none"; }
+inline std::string toString(PreconditionerKind k) {
+    return k == PreconditionerKind::Circulant ? "circulant" : k == PreconditionerKind::Auto ? "auto" : "none";
+}
 
 inline PreconditionerKind parsePreconditioner(const std::string& s) {
     if (s == "none") return PreconditionerKind::None;
     if (s == "circulant") return PreconditionerKind::Circulant;
-    throw InputError("unknown preconditioner '" + s + "' (expected none or circulant)");
+    if (s == "auto") return PreconditionerKind::Auto;
+    throw InputError("unknown preconditioner '" + s + "' (expected auto, none or circulant)");
 }
 
 }  // namespace recon

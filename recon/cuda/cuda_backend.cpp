@@ -107,7 +107,23 @@ private:
 thread_local PinnedStaging t_staging;
 
 template <class T>
-DeviceBuffer<std::complex<T>> uploadArray(const ComplexArray& a, cudaStream_t s, const char* what) {
+std::complex<T> working(cdouble v) {
+    return {T(v.real()), T(v.imag())};
+}
+template <class T>
+std::complex<T> working(double v) {
+    return {T(v), T(0)};
+}
+
+// Q's NUFFT oversamples the 2N grid 1.5 times, not 2 (the CPU backend's choice): its FFT at 128^3
+// is 384^3, not 512^3, and Q took 3.3 ms instead of 4.6 at the session's 1e-4 (5.3 at 1e-5) on an
+// H100, with Q's error 3e-6 against float64 and the anatomical solve's PSNR unchanged (docs/GPU.md).
+// The image grid's F^H d stays at 2: the same time there, and 2.7e-6 against 6.8e-6.
+constexpr double kToeplitzNufftSigma = 1.5;
+
+// `a`: complex or real host values (ComplexArray, std::vector<double>).
+template <class T, class Host>
+DeviceBuffer<std::complex<T>> uploadArray(const Host& a, cudaStream_t s, const char* what) {
     DeviceBuffer<std::complex<T>> d(std::max<std::size_t>(a.size(), 1), what);
     if (a.empty()) return d;
     auto* h = static_cast<std::complex<T>*>(t_staging.get(a.size() * sizeof(std::complex<T>)));
@@ -117,7 +133,7 @@ DeviceBuffer<std::complex<T>> uploadArray(const ComplexArray& a, cudaStream_t s,
     for (std::size_t first = 0; first < a.size(); first += kPiece) {
         const std::int64_t end = std::int64_t(std::min(a.size(), first + kPiece));
 #pragma omp parallel for if (end - std::int64_t(first) > 65536)
-        for (std::int64_t i = std::int64_t(first); i < end; ++i) h[i] = std::complex<T>(T(a[i].real()), T(a[i].imag()));
+        for (std::int64_t i = std::int64_t(first); i < end; ++i) h[i] = working<T>(a[std::size_t(i)]);
         check(cudaMemcpyAsync(d.data() + first, h + first, (std::size_t(end) - first) * sizeof(std::complex<T>),
                               cudaMemcpyHostToDevice, s),
               what);
@@ -133,10 +149,33 @@ void downloadArray(const DeviceBuffer<std::complex<T>>& d, std::size_t n, Comple
         return;
     }
     auto* h = static_cast<std::complex<T>*>(t_staging.get(n * sizeof(std::complex<T>)));
-    d.download(h, n, s);
     resizeForOverwrite(out, n);
-#pragma omp parallel for if (n > 65536)
-    for (std::int64_t i = 0; i < std::int64_t(n); ++i) out[i] = cdouble(h[i].real(), h[i].imag());
+    // In pieces, each converted on the host's cores while the next ones cross (an image at 128^3:
+    // four pieces), as uploadArray does the other way.
+    constexpr std::size_t kPiece = std::size_t(1) << 19;
+    const std::size_t pieces = (n + kPiece - 1) / kPiece;
+    std::vector<cudaEvent_t> crossed(pieces, nullptr);
+    try {
+        for (std::size_t k = 0; k < pieces; ++k) {
+            const std::size_t first = k * kPiece, count = std::min(n - first, kPiece);
+            check(cudaEventCreateWithFlags(&crossed[k], cudaEventDisableTiming), "download from the device");
+            check(cudaMemcpyAsync(h + first, d.data() + first, count * sizeof(std::complex<T>), cudaMemcpyDeviceToHost, s),
+                  "download from the device");
+            check(cudaEventRecord(crossed[k], s), "download from the device");
+        }
+        for (std::size_t k = 0; k < pieces; ++k) {
+            check(cudaEventSynchronize(crossed[k]), "download from the device");
+            const std::int64_t first = std::int64_t(k * kPiece), end = std::int64_t(std::min(n, (k + 1) * kPiece));
+#pragma omp parallel for if (end - first > 65536)
+            for (std::int64_t i = first; i < end; ++i) out[std::size_t(i)] = cdouble(h[i].real(), h[i].imag());
+        }
+    } catch (...) {
+        cudaStreamSynchronize(s);  // nothing left writing into the staging buffer
+        for (cudaEvent_t e : crossed)
+            if (e) cudaEventDestroy(e);
+        throw;
+    }
+    for (cudaEvent_t e : crossed) cudaEventDestroy(e);
 }
 
 void checkSizes(const Trajectory& t, std::size_t values, const char* what) {
@@ -146,21 +185,41 @@ void checkSizes(const Trajectory& t, std::size_t values, const char* what) {
                          " samples");
 }
 
-// A fingerprint of the whole trajectory (every coordinate's bits, FNV-1a), so a
-// NUFFT plan is reused exactly while the trajectory is unchanged.
-std::uint64_t fingerprint(const Trajectory& t) {
-    std::uint64_t h = 1469598103934665603ull ^ t.k.size();
-    for (double v : t.k) {
-        std::uint64_t bits;
-        std::memcpy(&bits, &v, sizeof bits);
-        h = (h ^ bits) * 1099511628211ull;
+}  // namespace
+
+std::uint64_t trajectoryFingerprint(const Trajectory& t) {
+    constexpr std::uint64_t kBasis = 1469598103934665603ull, kPrime = 1099511628211ull;  // FNV-1a's
+    constexpr std::size_t kLanes = 8, kBlock = std::size_t(1) << 16;
+    const std::size_t n = t.k.size(), blocks = (n + kBlock - 1) / kBlock;
+    std::vector<std::uint64_t> part(blocks);
+#pragma omp parallel for if (blocks > 1)
+    for (std::int64_t b = 0; b < std::int64_t(blocks); ++b) {
+        std::uint64_t lane[kLanes];
+        for (std::size_t l = 0; l < kLanes; ++l) lane[l] = kBasis + l;
+        const std::size_t first = std::size_t(b) * kBlock, end = std::min(n, first + kBlock);
+        for (std::size_t i = first; i < end; ++i) {
+            std::uint64_t bits;
+            std::memcpy(&bits, &t.k[i], sizeof bits);
+            lane[i % kLanes] = (lane[i % kLanes] ^ bits) * kPrime;
+        }
+        std::uint64_t h = kBasis;
+        for (std::uint64_t v : lane) h = (h ^ v) * kPrime;
+        part[std::size_t(b)] = h;
     }
+    std::uint64_t h = kBasis ^ n;
+    for (std::uint64_t v : part) h = (h ^ v) * kPrime;
     return h;
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------- Toeplitz
+
+template <class T>
+ToeplitzPlans<T>::ToeplitzPlans(const Grid& grid, ToeplitzFfts ffts, cudaStream_t stream) {
+    const Grid big = grid.doubled();
+    full = std::make_shared<const GpuFft<T>>(big.n, grid.dims, stream);
+    if (ffts != ToeplitzFfts::Full && grid.dims >= 2)
+        padded = std::make_shared<const PaddedFft<T>>(big.n, grid.dims, stream, ffts == ToeplitzFfts::Fused);
+}
 
 template <class T>
 std::complex<T>* devicePointer(const Vector& x) {
@@ -171,41 +230,42 @@ std::complex<T>* devicePointer(const Vector& x) {
 
 template <class T>
 CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream,
-                              ToeplitzFfts ffts)
+                              ToeplitzFfts ffts, std::shared_ptr<const ToeplitzPlans<T>> plans)
     : ToeplitzOperator(space, grid), stream_(std::move(stream)) {
     const cudaStream_t st = stream_->get();
     const Grid big = grid.doubled();
     if (q.size() != big.voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + big.describe());
-    makePlans(ffts);
+    usePlans(ffts, std::move(plans));
     // Q holds difference d = j - N at index j; the circulant wants d at index d mod 2N.
     halfShift<T>(big_, q.data(), work_.data(), false, st);
     fft_->forward(work_.data());
-    vecCopy<T>(work_.data(), q.data(), big.voxels(), st);
-    vecScale<T>(1.0 / double(big.voxels()), q.data(), big.voxels(), st);  // the inverse FFT's 1/L, once
+    // q = work / L (the inverse FFT's 1/L, once), in one pass.
+    const double inverseL = 1.0 / double(big.voxels());
+    const C* transformed = work_.data();
+    vecCombine<T>(1, &inverseL, &transformed, q.data(), big.voxels(), st);
     spectrum_ = std::move(q);
     check(cudaStreamSynchronize(st), "Toeplitz spectrum");
 }
 
 template <class T>
 CudaToeplitz<T>::CudaToeplitz(VectorSpace& space, const CudaToeplitz& source, DeviceBuffer<C>&& spectrum,
-                              std::shared_ptr<Stream> stream)
+                              std::shared_ptr<Stream> stream, std::shared_ptr<const ToeplitzPlans<T>> plans)
     : ToeplitzOperator(space, source.grid()), stream_(std::move(stream)) {
     if (spectrum.size() != source.spectrum_.size())
         throw InputError("Toeplitz spectrum copy: " + std::to_string(spectrum.size()) + " values, not " +
                          std::to_string(source.spectrum_.size()));
-    makePlans(source.ffts());
+    usePlans(source.ffts(), std::move(plans));
     spectrum_ = std::move(spectrum);
 }
 
 template <class T>
-void CudaToeplitz<T>::makePlans(ToeplitzFfts ffts) {
-    const cudaStream_t st = stream_->get();
+void CudaToeplitz<T>::usePlans(ToeplitzFfts ffts, std::shared_ptr<const ToeplitzPlans<T>> plans) {
     n_ = grid().n;
     big_ = grid().doubled().n;
     work_ = DeviceBuffer<C>(grid().doubled().voxels(), "Toeplitz work grid");
-    fft_ = std::make_unique<GpuFft<T>>(big_, grid().dims, st);
-    if (ffts != ToeplitzFfts::Full && grid().dims >= 2)
-        padded_ = std::make_unique<PaddedFft<T>>(big_, grid().dims, st, ffts == ToeplitzFfts::Fused);
+    if (!plans) plans = std::make_shared<const ToeplitzPlans<T>>(grid(), ffts, stream_->get());
+    fft_ = plans->full;
+    padded_ = plans->padded;
 }
 
 template <class T>
@@ -285,7 +345,7 @@ ComplexArray CudaToeplitz<T>::q() const {
 
 template <class T>
 Vector CudaToeplitz<T>::qVector() const {
-    Vector q = space().make(work_.size());
+    Vector q(std::make_unique<DeviceStorage<T>>(work_.size(), "Q"));  // every value written below: not cleared first
     vecCopy<T>(spectrum_.data(), work_.data(), work_.size(), stream());
     fft_->inverse(work_.data());
     halfShift<T>(big_, work_.data(), devicePointer<T>(q), true, stream());
@@ -452,6 +512,7 @@ public:
         i.device = props_.describe();
         i.precision = std::is_same_v<T, float> ? Precision::Single : Precision::Double;
         i.memory_bytes = props_.memory_bytes;
+        i.q_oversampling = kToeplitzNufftSigma;
         return i;
     }
     std::vector<MethodInfo> methods() const override { return cudaMethods(); }
@@ -786,14 +847,19 @@ public:
                                                    const FourierMethod& m, const Progress& progress) override {
         checkSizes(t, phi2.size(), "Toeplitz weights");
         DeviceGuard dg(device_);
-        ComplexArray c(phi2.begin(), phi2.end());
-        DeviceBuffer<C> q = adjointDevice(t, c, SampleGrid::differences(grid), m, progress);
-        return std::make_shared<CudaToeplitz<T>>(*this, grid, std::move(q), stream_);
+        const SampleGrid differences = SampleGrid::differences(grid);
+        DeviceBuffer<C> q = parseMethod(m.name).kind == MethodKind::Multi
+                                ? adjointDevice(t, ComplexArray(phi2.begin(), phi2.end()), differences, m, progress)
+                                : adjointDevice(t, uploadArray<T>(phi2, s(), "Toeplitz weights"), differences, m,
+                                                kToeplitzNufftSigma, progress);
+        return std::make_shared<CudaToeplitz<T>>(*this, grid, std::move(q), stream_, ToeplitzFfts::Fused,
+                                                 toeplitzPlans(grid, ToeplitzFfts::Fused));
     }
     std::shared_ptr<ToeplitzOperator> toeplitzFromQ(const Grid& grid, const ComplexArray& q) override {
         DeviceGuard dg(device_);
         if (q.size() != grid.doubled().voxels()) throw InputError("Q has " + std::to_string(q.size()) + " values, not " + grid.doubled().describe());
-        return std::make_shared<CudaToeplitz<T>>(*this, grid, uploadArray<T>(q, s(), "Q"), stream_);
+        return std::make_shared<CudaToeplitz<T>>(*this, grid, uploadArray<T>(q, s(), "Q"), stream_, ToeplitzFfts::Fused,
+                                                 toeplitzPlans(grid, ToeplitzFfts::Fused));
     }
 
     // Another CUDA kernel of this precision: its spectrum copied device to device (peer access where
@@ -806,7 +872,7 @@ public:
         DeviceBuffer<C> spectrum(k->spectrum().size(), "Toeplitz spectrum copy");
         peerCopy(from->device_, k->spectrum().data(), device_, spectrum.data(), spectrum.size(), "Toeplitz spectrum copy");
         check(cudaStreamSynchronize(s()), "Toeplitz spectrum copy");
-        return std::make_shared<CudaToeplitz<T>>(*this, *k, std::move(spectrum), stream_);
+        return std::make_shared<CudaToeplitz<T>>(*this, *k, std::move(spectrum), stream_, toeplitzPlans(k->grid(), k->ffts()));
     }
 
     void grid(const Trajectory& t, const ComplexArray& weighted, const Grid& g, const GriddingOptions& o,
@@ -888,17 +954,26 @@ private:
                                   const Progress& progress) {
         DeviceGuard dg(device_);
         const MethodSpec spec = parseMethod(m.name);
-        DeviceBuffer<C> out(g.points(), "adjoint-sum output");
         if (spec.kind == MethodKind::Multi) {
+            DeviceBuffer<C> out(g.points(), "adjoint-sum output");
             std::vector<C> host;
             multiGpuAdjoint<T>(t, toWorking<T>(c), g, host, m.devices, progress, spec.version);
             out.upload(host.data(), host.size(), s());
             check(cudaStreamSynchronize(s()), "GPU.Multi result");
             return out;
         }
-        auto dc = uploadArray<T>(c, s(), "adjoint-sum input");
+        return adjointDevice(t, uploadArray<T>(c, s(), "adjoint-sum input"), g, m, 2.0, progress);
+    }
+    // The same from samples already on the device, on this device alone (GPU.Multi splits host
+    // arrays: the overload above); the NUFFT with its grid oversampled `sigma` times.
+    DeviceBuffer<C> adjointDevice(const Trajectory& t, const DeviceBuffer<C>& dc, const SampleGrid& g, const FourierMethod& m,
+                                  double sigma, const Progress& progress) {
+        DeviceGuard dg(device_);
+        MethodSpec spec = parseMethod(m.name);
+        if (spec.kind == MethodKind::Multi) spec.kind = MethodKind::Direct;
+        DeviceBuffer<C> out(g.points(), "adjoint-sum output");
         if (spec.kind == MethodKind::Nufft) {
-            GpuNufft<T>& plan = nufftPlan(t, g, SpreadKernel::forTolerance(m.tolerance), true);
+            GpuNufft<T>& plan = nufftPlan(t, g, SpreadKernel::forTolerance(m.tolerance, sigma), true);
             plan.adjoint(dc.data(), out.data());
             check(cudaStreamSynchronize(s()), "NUFFT adjoint");
             progress.update(1.0);
@@ -917,6 +992,17 @@ private:
         auto& plan = grid_ffts_[key];
         if (!plan) plan = std::make_shared<const GpuFft<T>>(grid.n, grid.dims, s());
         return plan;
+    }
+    // The last 2N grid's Toeplitz plans: one slot, so one grid's work areas at most are held here.
+    std::shared_ptr<const ToeplitzPlans<T>> toeplitzPlans(const Grid& grid, ToeplitzFfts ffts) {
+        const std::array<int, 5> key{grid.n[0], grid.n[1], grid.n[2], grid.dims, int(ffts)};
+        std::lock_guard<std::mutex> lock(grid_fft_mutex_);
+        if (!toeplitz_plans_ || toeplitz_plans_key_ != key) {
+            toeplitz_plans_.reset();  // its work areas freed (unless a kernel still holds them) before the new plans'
+            toeplitz_plans_ = std::make_shared<const ToeplitzPlans<T>>(grid, ffts, s());
+            toeplitz_plans_key_ = key;
+        }
+        return toeplitz_plans_;
     }
     DeviceReductions& reductions() {
         if (!reductions_) reductions_ = std::make_unique<DeviceReductions>();
@@ -939,7 +1025,7 @@ private:
         }
     };
     GpuNufft<T>& nufftPlan(const Trajectory& t, const SampleGrid& g, const SpreadKernel& k, bool deapodize) {
-        const std::uint64_t fp = fingerprint(t);
+        const std::uint64_t fp = trajectoryFingerprint(t);
         for (auto& c : plans_)
             if (c.matches(fp, g, k, deapodize)) {
                 c.used = ++clock_;
@@ -963,6 +1049,10 @@ private:
             gpu();
         } catch (const OutOfMemory& e) {
             for (auto& c : plans_) c.plan.reset();
+            {
+                std::lock_guard<std::mutex> lock(grid_fft_mutex_);
+                toeplitz_plans_.reset();
+            }
             std::fprintf(stderr, "reconstudio: %s on %s: %s; falling back to the CPU backend\n", what,
                          props_.name.c_str(), e.what());
             if (!cpu_) cpu_ = createCpuBackend(std::is_same_v<T, float> ? Precision::Single : Precision::Double);
@@ -978,11 +1068,15 @@ private:
     std::unique_ptr<DeviceReductions> reductions_;
     std::mutex grid_fft_mutex_;
     std::map<std::array<int, 4>, std::shared_ptr<const GpuFft<T>>> grid_ffts_;
+    std::shared_ptr<const ToeplitzPlans<T>> toeplitz_plans_;
+    std::array<int, 5> toeplitz_plans_key_{};
     std::unique_ptr<Backend> cpu_;
 };
 
 }  // namespace
 
+template struct ToeplitzPlans<float>;
+template struct ToeplitzPlans<double>;
 template class CudaToeplitz<float>;
 template class CudaToeplitz<double>;
 template std::complex<float>* devicePointer<float>(const Vector&);

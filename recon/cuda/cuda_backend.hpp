@@ -7,6 +7,7 @@
 
 #include <array>
 #include <complex>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,23 @@ std::vector<MethodInfo> cudaMethods();
 // remain for the benchmark's comparison and the tests.
 enum class ToeplitzFfts { Full, Pruned, Fused };
 
+// The Toeplitz embedding's cuFFT plans for one 2N grid on one stream: the whole transforms (the
+// spectrum, q()) and the products' pruned or fused ones (null: the whole ones serve). The backend
+// keeps the last grid's, so a kernel made again for that grid (a new data set, the benchmark's
+// repeats) plans nothing: planning took 0.8 ms of a 128^3 Q on an H100.
+template <class T>
+struct ToeplitzPlans {
+    ToeplitzPlans(const Grid& grid, ToeplitzFfts ffts, cudaStream_t stream);
+    std::shared_ptr<const GpuFft<T>> full;
+    std::shared_ptr<const PaddedFft<T>> padded;
+};
+
+// A fingerprint of a whole trajectory (every coordinate's bits), the key that reuses a NUFFT plan
+// exactly while the trajectory is unchanged: eight independent multiply-xor lanes per block of
+// coordinates, the blocks on all cores, combined in order (one serial FNV-1a chain took 1.3 ms
+// for the paper's 853,776 coordinates, twice per reconstruction).
+std::uint64_t trajectoryFingerprint(const Trajectory& t);
+
 // A Vector's storage on the CUDA backend: a device array in the working precision.
 template <class T>
 struct DeviceStorage final : VectorStorage {
@@ -52,11 +70,13 @@ class CudaToeplitz final : public ToeplitzOperator {
 public:
     using C = std::complex<T>;
     // Takes Q (on grid.doubled(), device memory) and turns it into the spectrum in place.
+    // `plans`: made for this grid, `ffts` and stream (null: made here).
     CudaToeplitz(VectorSpace& space, const Grid& grid, DeviceBuffer<C>&& q, std::shared_ptr<Stream> stream,
-                 ToeplitzFfts ffts = ToeplitzFfts::Fused);
+                 ToeplitzFfts ffts = ToeplitzFfts::Fused, std::shared_ptr<const ToeplitzPlans<T>> plans = nullptr);
     // A copy of `source` on `space`'s device: `spectrum` already holds source.spectrum() (copied there
     // device to device); its FFT path is source's, and no FFT runs here.
-    CudaToeplitz(VectorSpace& space, const CudaToeplitz& source, DeviceBuffer<C>&& spectrum, std::shared_ptr<Stream> stream);
+    CudaToeplitz(VectorSpace& space, const CudaToeplitz& source, DeviceBuffer<C>&& spectrum, std::shared_ptr<Stream> stream,
+                 std::shared_ptr<const ToeplitzPlans<T>> plans = nullptr);
     ComplexArray q() const override;
     // Q on the device (one inverse FFT of the spectrum), never through the host.
     Vector qVector() const override;
@@ -75,7 +95,7 @@ public:
     int coilChunk() const { return used_chunk_; }
 
 private:
-    void makePlans(ToeplitzFfts ffts);
+    void usePlans(ToeplitzFfts ffts, std::shared_ptr<const ToeplitzPlans<T>> plans);
     void applyForward(const Vector& x, Vector& y) const override;
     // The coils in chunks: pad with the maps' products, one batched convolution, crop and sum
     // with the conjugate maps. Coil by coil (the default) where the fused transform is not used.
@@ -84,8 +104,8 @@ private:
     std::shared_ptr<Stream> stream_;
     DeviceBuffer<C> spectrum_;
     mutable DeviceBuffer<C> work_;  // the 2N grid; apply() is not reentrant (one solve at a time)
-    std::unique_ptr<GpuFft<T>> fft_;
-    std::unique_ptr<PaddedFft<T>> padded_;
+    std::shared_ptr<const GpuFft<T>> fft_;
+    std::shared_ptr<const PaddedFft<T>> padded_;
     int coil_chunk_ = 0;
     mutable int auto_chunk_ = 0;     // chosen from the free memory at the first product
     mutable int used_chunk_ = 0;

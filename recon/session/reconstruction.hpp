@@ -41,6 +41,10 @@ CoilCombination parseCoilCombination(const std::string& name);  // throws InputE
 // (float32 rounding and the prior dominate); 1e-4 keeps a margin at a 6-wide kernel, not 8.
 inline constexpr double kDefaultNufftTolerance = 1e-4;
 
+// What the quadratic CG's PreconditionerKind::Auto means on a backend (BackendInfo::kind) for a
+// prior; None and Circulant are returned as asked. The one place this rule lives.
+PreconditionerKind resolvePreconditioner(PreconditionerKind requested, const BackendInfo& backend, RegularizerKind prior);
+
 // The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: POGM for one
 // wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else. FISTA
 // solves what POGM solves, with another momentum (recon/solvers/fista.hpp).
@@ -57,7 +61,7 @@ struct SolveOptions {
     FourierMethod method{"", kDefaultNufftTolerance};  // empty name: the backend's default
     // M^{-1} of the quadratic CG (single-image solves; not SENSE; ADMM's is below): the inverse of the
     // circulant approximation of F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp).
-    PreconditionerKind preconditioner = PreconditionerKind::None;
+    PreconditionerKind preconditioner = PreconditionerKind::Auto;  // Auto: resolvePreconditioner's rule
     // Where a cold quadratic CG solve starts (single-image solves; not SENSE or ADMM): zero, or
     // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
     StartImage start = StartImage::Zero;

@@ -2,7 +2,7 @@
 # The GPU machine's whole check in one script (docs/GPU.md): build the engine with
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
 # benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
-#   tests/recon/cuda/run_on_device.sh [build|build-ct|build-multi|build-sense] [test] [sanitize] [bench] [bench-all]
+#   tests/recon/cuda/run_on_device.sh [build|build-ct|build-multi|build-sense] [test] [sanitize] [bench] [bench-all] [whole]
 #                                     [ct-bench] [ct-gpu] [ct-peers] [multi-test] [multi-bench] [sense-bench]
 # build-multi builds only what multi-test and multi-bench need, on every core; build-sense what sense-bench needs.
 # build-ct builds only the CT projector's targets (ct_dd_bench, recon_cuda_tests); ct-gpu runs
@@ -63,6 +63,10 @@ fi
 
 if has bench; then
   $CLI benchmark --sizes 128 --json "$OUT/bench128.json" 2>"$OUT/bench128.err" | tee "$OUT/bench128.txt"
+fi
+if has whole; then
+  # Where the whole advanced reconstruction's time goes, stage by stage (issue 17; docs/GPU.md).
+  $CLI benchmark --sizes 128 --no-cpu --whole 1e-4 --json "$OUT/whole.json" 2>"$OUT/whole.err" | tee "$OUT/whole.txt"
 fi
 if has bench-all; then
   $CLI benchmark --sizes 64,256 --no-cpu --json "$OUT/bench-sizes.json" 2>"$OUT/bench-sizes.err" | tee "$OUT/bench-sizes.txt"

@@ -118,6 +118,7 @@ TEST(CudaPreconditioner, PreconditionedSolveReachesThePlainSolution) {
         o.tolerance = 1e-8;
         o.iterations = 2000;
         o.snapshot_every = 0;
+        o.preconditioner = PreconditionerKind::None;
         const SolveResult plain = s.solve(o);
         o.preconditioner = PreconditionerKind::Circulant;
         const SolveResult pre = s.solve(o);
@@ -140,6 +141,7 @@ TEST(CudaPreconditioner, GriddingStartReachesThePlainSolution) {
     o.tolerance = 1e-8;
     o.iterations = 2000;
     o.snapshot_every = 0;
+    o.preconditioner = PreconditionerKind::None;
     const SolveResult plain = s.solve(o);
     for (const PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
         o.preconditioner = pk;
@@ -147,6 +149,31 @@ TEST(CudaPreconditioner, GriddingStartReachesThePlainSolution) {
         const SolveResult started = s.solve(o);
         EXPECT_LT(started.history.back().residual, 1e-8);
         EXPECT_LT(relativeError(started.image, plain.image), 2e-5) << toString(pk);
+    }
+}
+
+// --preconditioner auto (the default) on the CUDA backend: the circulant for the anatomical prior,
+// plain CG for Tikhonov and finite differences; the same iterates as asking for that one.
+TEST(CudaPreconditioner, AutoIsTheCirculantForTheAnatomicalPriorOnly) {
+    const auto data = simulate(demoCase("small-2d"));
+    ReconstructionSession s(gpu(Precision::Single));
+    s.setDataset(data);
+    for (RegularizerKind kind : {RegularizerKind::Tikhonov, RegularizerKind::FiniteDifference, RegularizerKind::AnatomicalFiniteDifference}) {
+        const PreconditionerKind expected =
+            kind == RegularizerKind::AnatomicalFiniteDifference ? PreconditionerKind::Circulant : PreconditionerKind::None;
+        EXPECT_EQ(resolvePreconditioner(PreconditionerKind::Auto, s.backend().info(), kind), expected) << toString(kind);
+        SolveOptions o;
+        o.regularizer = kind;
+        o.iterations = 12;
+        o.snapshot_every = 0;
+        ASSERT_EQ(o.preconditioner, PreconditionerKind::Auto);
+        const SolveResult automatic = s.solve(o);
+        o.preconditioner = expected;
+        const SolveResult chosen = s.solve(o);
+        o.preconditioner = expected == PreconditionerKind::None ? PreconditionerKind::Circulant : PreconditionerKind::None;
+        const SolveResult other = s.solve(o);
+        EXPECT_EQ(relativeError(automatic.image, chosen.image), 0.0) << toString(kind);
+        EXPECT_GT(relativeError(automatic.image, other.image), 1e-4) << toString(kind);
     }
 }
 

@@ -37,6 +37,7 @@ TEST(PreconditionedSolve, ReachesThePlainSolutionInFewerIterations) {
         SolveOptions o;
         o.regularizer = c.kind;
         o.lambda = c.lambda;
+        o.preconditioner = PreconditionerKind::None;
         const auto plain = solveTo(s, o, 1e-8);
         o.preconditioner = PreconditionerKind::Circulant;
         const auto pre = solveTo(s, o, 1e-8);
@@ -73,6 +74,26 @@ TEST(PreconditionedSolve, GriddingStartReachesThePlainSolution) {
             o.iterations = 60;
         }
     }
+}
+
+// --preconditioner auto (the default) on the CPU backend: plain CG for every quadratic prior
+// (resolvePreconditioner; the CUDA backend's choice is tested in CudaPreconditioner).
+TEST(PreconditionedSolve, AutoIsPlainCgOnTheCpu) {
+    ReconstructionSession s(createCpuBackend(Precision::Double));
+    s.setDataset(simulate(demoCase("small-2d")));
+    for (RegularizerKind kind : {RegularizerKind::Tikhonov, RegularizerKind::FiniteDifference, RegularizerKind::AnatomicalFiniteDifference}) {
+        EXPECT_EQ(resolvePreconditioner(PreconditionerKind::Auto, s.backend().info(), kind), PreconditionerKind::None);
+        SolveOptions o;
+        o.regularizer = kind;
+        o.iterations = 12;
+        ASSERT_EQ(o.preconditioner, PreconditionerKind::Auto);
+        const SolveResult automatic = s.solve(o);
+        o.preconditioner = PreconditionerKind::None;
+        EXPECT_EQ(relativeError(automatic.image, s.solve(o).image), 0.0) << toString(kind);
+    }
+    EXPECT_EQ(parsePreconditioner("auto"), PreconditionerKind::Auto);
+    EXPECT_EQ(toString(PreconditionerKind::Auto), "auto");
+    EXPECT_THROW(parsePreconditioner("jacobi"), InputError);
 }
 
 // The lambda-tuning path with a preconditioner: M^{-1} is rebuilt for the new lambda and
