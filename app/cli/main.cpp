@@ -104,9 +104,7 @@ Reconstruction:
   --regularizer R        quadratic (CG): tikhonov | fd | anatomical (default fd);
                          sparse: tv | wavelet | anatomical-tv
   --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
-  --sparse-solver S      auto (default: pogm for wavelet, admm otherwise) | admm | fista | pogm |
-                         pdhg (primal-dual, its metric the circulant of --admm-preconditioner)
-  --pdhg-sigma S         PDHG's dual step, in units of s (default 1; speed only, not the solution)
+  --sparse-solver S      auto (default: pogm for wavelet, admm otherwise) | admm | fista | pogm
   --wavelet-shifts on|off  FISTA/POGM: a random cyclic shift of the wavelet grid per step (default on)
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
@@ -353,7 +351,6 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.admm_relaxation = a.numberIn("admm-relaxation", SolveOptions{}.admm_relaxation, 0.01, 1.99);
     o.admm_preconditioner = parsePreconditioner(a.get("admm-preconditioner", toString(SolveOptions{}.admm_preconditioner)));
     o.sparse_solver = parseSparseSolver(a.get("sparse-solver", "auto"));
-    o.pdhg_sigma = a.numberIn("pdhg-sigma", SolveOptions{}.pdhg_sigma, 1e-6, 1e6);
     const std::string shifts = a.get("wavelet-shifts", "on");
     if (shifts != "on" && shifts != "off") throw UsageError("--wavelet-shifts takes on or off, not '" + shifts + "'");
     o.wavelet_shifts = shifts == "on";
@@ -404,7 +401,7 @@ std::vector<int> parseGpus(const std::string& v) {
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
                                             "units", "matrix", "basis", "frame"};
 const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "admm-rho",
-                                             "admm-relaxation", "admm-preconditioner", "sparse-solver", "pdhg-sigma",
+                                             "admm-relaxation", "admm-preconditioner", "sparse-solver",
                                              "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
                                              "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "start", "gpus"};

@@ -44,8 +44,8 @@ inline constexpr double kDefaultNufftTolerance = 1e-4;
 // The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: POGM for one
 // wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else. FISTA
 // solves what POGM solves, with another momentum (recon/solvers/fista.hpp).
-enum class SparseSolver { Auto, Admm, Fista, Pogm, Pdhg };
-std::string toString(SparseSolver s);                 // "auto", "admm", "fista", "pogm", "pdhg"
+enum class SparseSolver { Auto, Admm, Fista, Pogm };
+std::string toString(SparseSolver s);                 // "auto", "admm", "fista", "pogm"
 SparseSolver parseSparseSolver(const std::string& name);  // throws InputError listing the names
 
 struct SolveOptions {
@@ -81,7 +81,6 @@ struct SolveOptions {
     // F^H F + sum_k rho_k W_k^H W_k (docs/SPARSE.md).
     PreconditionerKind admm_preconditioner = PreconditionerKind::Circulant;
     SparseSolver sparse_solver = SparseSolver::Auto;
-    double pdhg_sigma = 1;                              // PDHG's dual step, in units of s (recon/solvers/pdhg.hpp)
     bool wavelet_shifts = true;                         // FISTA/POGM: a random cyclic shift of the wavelet grid per step
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
@@ -241,12 +240,11 @@ public:
     // The eigenvalues of T. Chan's circulant of F^H F for a method (cached).
     // On the session's backend (computed where Q lives).
     std::shared_ptr<const Vector> circulantData(const FourierMethod& method, const Progress& progress);
-    // The circulant approximation's M^{-exponent}, M = C(Q) + sum_k rho_k C(W_k^H W_k), for the rho of
-    // each term: ADMM's inner preconditioner (exponent 1/2) and PDHG's metric (1) (sparse_solve.cpp).
-    std::function<LinearOperatorPtr(const std::vector<double>&)> sparseCirculant(const std::vector<SparseTerm>& terms,
-                                                                                const std::vector<SolveOptions::PriorTerm>& priors,
-                                                                                const SolveOptions& opts, const FourierMethod& m,
-                                                                                double exponent, Monitor& monitor);
+    // ADMM's inner preconditioner for the rho of each term (sparse_solve.cpp).
+    std::function<LinearOperatorPtr(const std::vector<double>&)> admmPreconditioner(const std::vector<SparseTerm>& terms,
+                                                                                   const std::vector<SolveOptions::PriorTerm>& priors,
+                                                                                   const SolveOptions& opts, const FourierMethod& m,
+                                                                                   Monitor& monitor);
     // F = diag(phi) * (the backend's Fourier sums), its normal F^H F through the Toeplitz kernel.
     LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {});
     // W as an operator on the backend, cached per kind: fd and anatomical matrix-free (the

@@ -14,16 +14,14 @@
 #include "recon/session/reconstruction.hpp"
 #include "recon/solvers/admm.hpp"
 #include "recon/solvers/fista.hpp"
-#include "recon/solvers/pdhg.hpp"
 
 namespace recon {
 
 struct ReconstructionSession::SparseState {
     std::map<std::string, LinearOperatorPtr> transforms;  // by prior and its options
     std::string key;                                      // of the resident solve: method, priors
-    std::unique_ptr<Admm> admm;    // the resident solve: one of these three
+    std::unique_ptr<Admm> admm;    // the resident solve: one of these two
     std::unique_ptr<Fista> fista;
-    std::unique_ptr<Pdhg> pdhg;
     int total_iterations = 0;
     std::map<std::string, double> normal_norm;  // ||F^H F|| (times the margin) by Fourier method
     // W^H W's circulant eigenvalues by transform key (ADMM's preconditioner holds them too).
@@ -36,15 +34,14 @@ std::string toString(SparseSolver s) {
         case SparseSolver::Admm: return "admm";
         case SparseSolver::Fista: return "fista";
         case SparseSolver::Pogm: return "pogm";
-        case SparseSolver::Pdhg: return "pdhg";
     }
     return "?";
 }
 
 SparseSolver parseSparseSolver(const std::string& name) {
-    for (SparseSolver s : {SparseSolver::Auto, SparseSolver::Admm, SparseSolver::Fista, SparseSolver::Pogm, SparseSolver::Pdhg})
+    for (SparseSolver s : {SparseSolver::Auto, SparseSolver::Admm, SparseSolver::Fista, SparseSolver::Pogm})
         if (toString(s) == name) return s;
-    throw InputError("unknown sparse solver '" + name + "' (expected auto, admm, fista, pogm or pdhg)");
+    throw InputError("unknown sparse solver '" + name + "' (expected auto, admm, fista or pogm)");
 }
 
 namespace {
@@ -52,8 +49,7 @@ namespace {
 // The auto solver's momentum for one wavelet term: POGM, ahead of FISTA after the same steps on the
 // 2D demo cases and by 1.5-3 dB after 1000 steps on the paper's 128^3 case (docs/SPARSE.md).
 constexpr Momentum kAutoMomentum = Momentum::Pogm;
-// The power of ADMM's circulant preconditioner: M^{-1/2}, as the quadratic CG's (docs/SCALING.md: the
-// full inverse boosts the sparsely sampled edge of k-space early); measured for ADMM in docs/SPARSE.md.
+// The power of ADMM's circulant preconditioner: M^{-1/2} (docs/SPARSE.md).
 constexpr double kAdmmPreconditionerExponent = 0.5;
 
 std::string methodName(const FourierMethod& m) {
@@ -74,9 +70,9 @@ std::string transformKey(RegularizerKind k, const SolveOptions& o) {
 
 }  // namespace
 
-std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSession::sparseCirculant(
+std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSession::admmPreconditioner(
     const std::vector<SparseTerm>& terms, const std::vector<SolveOptions::PriorTerm>& priors, const SolveOptions& opts,
-    const FourierMethod& m, double exponent, Monitor& monitor) {
+    const FourierMethod& m, Monitor& monitor) {
     SparseState& st = *sparse_;
     std::shared_ptr<const Vector> data = circulantData(m, monitor.progress(Phase::ToeplitzKernel));
     std::vector<std::shared_ptr<const Vector>> penalty;
@@ -89,11 +85,13 @@ std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSessi
                      .first;
         penalty.push_back(it->second);
     }
-    return [backend = backend_, data, penalty, grid = dataset().grid, exponent](const std::vector<double>& rho) -> LinearOperatorPtr {
+    return [backend = backend_, data, penalty, grid = dataset().grid](const std::vector<double>& rho) -> LinearOperatorPtr {
         std::vector<const Vector*> terms;
         for (const auto& p : penalty) terms.push_back(p.get());
-        // Formed and applied on the backend (a new rho: one combination and one elementwise pass).
-        return inverseCirculant(*backend, grid, *data, rho, terms, exponent);
+        // M^{-1/2}, as the quadratic CG's (docs/SCALING.md: the full inverse boosts the sparsely
+        // sampled edge of k-space early); measured for ADMM in docs/SPARSE.md. Formed and applied
+        // on the backend (a new rho: one combination and one elementwise pass).
+        return inverseCirculant(*backend, grid, *data, rho, terms, kAdmmPreconditionerExponent);
     };
 }
 
@@ -128,14 +126,12 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         throw InputError(toString(opts.sparse_solver) +
                          " solves one wavelet prior (its prox is exact only for an orthogonal transform); "
                          "use the admm solver for tv, anatomical-tv and sums of priors");
-    const bool use_pdhg = opts.sparse_solver == SparseSolver::Pdhg;
-    const bool use_fista = one_wavelet && opts.sparse_solver != SparseSolver::Admm && !use_pdhg;
+    const bool use_fista = one_wavelet && opts.sparse_solver != SparseSolver::Admm;
     const Momentum momentum = opts.sparse_solver == SparseSolver::Fista  ? Momentum::Fista
                               : opts.sparse_solver == SparseSolver::Pogm ? Momentum::Pogm
                                                                          : kAutoMomentum;
-    result.solver = use_pdhg ? "pdhg" : !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
-    std::string key = result.method + (use_pdhg    ? " | pdhg " + std::to_string(opts.pdhg_sigma)
-                                       : use_fista ? " | " + result.solver + (opts.wavelet_shifts ? " shifts" : "")
+    result.solver = !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
+    std::string key = result.method + (use_fista ? " | " + result.solver + (opts.wavelet_shifts ? " shifts" : "")
                                                  : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
                                                        std::to_string(opts.admm_threshold_scale) + " " +
                                                        std::to_string(opts.admm_relaxation) +
@@ -163,7 +159,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         terms.push_back(std::move(t));
     }
 
-    const bool continue_resident = opts.warm_start && d.coils == 1 && (st.admm || st.fista || st.pdhg) && st.key == key;
+    const bool continue_resident = opts.warm_start && d.coils == 1 && (st.admm || st.fista) && st.key == key;
     double normal_norm = 0;
     if (use_fista) {
         auto it = st.normal_norm.find(result.method);
@@ -180,15 +176,11 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     for (int c = 0; c < d.coils; ++c) {
         std::unique_ptr<Admm> owned_admm;
         std::unique_ptr<Fista> owned_fista;
-        std::unique_ptr<Pdhg> owned_pdhg;
         IterativeAlgorithm* alg = nullptr;
         if (c == 0 && continue_resident) {
             if (st.fista) {
                 st.fista->setWeight(terms.front().weight);
                 alg = st.fista.get();
-            } else if (st.pdhg) {
-                for (std::size_t k = 0; k < terms.size(); ++k) st.pdhg->setWeight(k, terms[k].weight);
-                alg = st.pdhg.get();
             } else {
                 for (std::size_t k = 0; k < terms.size(); ++k) st.admm->setWeight(k, terms[k].weight);
                 alg = st.admm.get();
@@ -200,16 +192,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
             for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
             const bool truth = d.coils == 1 && d.hasTruth();
             const bool start = d.coils == 1 && warm && warm->size() == d.grid.voxels();
-            if (use_pdhg) {
-                PdhgOptions po;
-                po.sigma = opts.pdhg_sigma * result.lambda_scale;
-                if (opts.admm_preconditioner == PreconditionerKind::Circulant)
-                    po.metric_inverse = sparseCirculant(terms, priors, opts, m, 1.0, monitor);
-                owned_pdhg = std::make_unique<Pdhg>(fourier, *fhd, dn, terms, po, monitor.progress(Phase::ToeplitzKernel));
-                if (truth) owned_pdhg->setTruth(d.truth);
-                if (start) owned_pdhg->setInitial(*warm);
-                alg = owned_pdhg.get();
-            } else if (use_fista) {
+            if (use_fista) {
                 FistaOptions fo;
                 fo.lipschitz = normal_norm;
                 fo.momentum = momentum;
@@ -232,7 +215,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 ao.adaptive_rho = opts.admm_balance_rho;
                 ao.spectral_rho = opts.admm_spectral_rho;
                 if (opts.admm_preconditioner == PreconditionerKind::Circulant)
-                    ao.preconditioner = sparseCirculant(terms, priors, opts, m, kAdmmPreconditionerExponent, monitor);
+                    ao.preconditioner = admmPreconditioner(terms, priors, opts, m, monitor);
                 owned_admm = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
                 if (truth) owned_admm->setTruth(d.truth);
                 if (start) owned_admm->setInitial(*warm);
@@ -244,10 +227,9 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         coil_images.push_back(std::move(r.image));
         if (d.coils == 1) {
             const int before = continue_resident ? st.total_iterations : 0;
-            if (owned_admm || owned_fista || owned_pdhg) {
+            if (owned_admm || owned_fista) {
                 st.admm = std::move(owned_admm);
                 st.fista = std::move(owned_fista);
-                st.pdhg = std::move(owned_pdhg);
                 st.key = key;
             }
             st.total_iterations = before + int(result.history.size());

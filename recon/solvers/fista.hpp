@@ -91,9 +91,4 @@ private:
 // eigenvalue from below). Reports to `progress` and honours its cancel.
 double estimateNormalNorm(const LinearOperator& a, int iterations = 30, double margin = 1.05, const Progress& progress = {});
 
-// A fixed pseudo-random complex vector, uniform in [-1/2, 1/2)^2 (a 64-bit LCG): orthogonality probes
-// and power iterations' starts. Normal draws took about 0.1 s per 128^3 vector on the host, more than
-// the rest of a GPU solve's setup.
-ComplexArray pseudoRandom(std::size_t n, std::uint64_t seed);
-
 }  // namespace recon
