@@ -10,10 +10,10 @@
 //   void xpby(const Vector& x, double b, Vector& y);        // y = x + b y
 //   void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y); // y = sum w_i x_i
 // (and, for setInitialScaled only, void scale(std::complex<double> a, Vector& y); // y *= a)
-// and may provide fused forms, used when present (on a GPU each reduction is a
+// and may provide a fused form, used when present (on a GPU each reduction is a
 // round trip to the host, so one pass for several scalars matters):
-//   std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs); // a^H b_k
-//   double axpyNorm2(double a, const Vector& x, Vector& y);  // y += a x, then ||y||^2
+//   std::vector<std::complex<double>> dotPairs(const std::vector<std::pair<const Vector*, const Vector*>>&);
+//                                                           // a_k^H b_k: one step's scalars in one pass
 // Header-only and C++17 so the CUDA backend instantiates it with device vectors.
 #pragma once
 
@@ -31,16 +31,10 @@ namespace recon {
 
 namespace cg_detail {
 template <class S, class = void>
-struct HasDots : std::false_type {};
+struct HasDotPairs : std::false_type {};
 template <class S>
-struct HasDots<S, std::void_t<decltype(std::declval<S&>().dots(std::declval<const typename S::Vector&>(),
-                                                               std::declval<const std::vector<const typename S::Vector*>&>()))>>
-    : std::true_type {};
-template <class S, class = void>
-struct HasAxpyNorm2 : std::false_type {};
-template <class S>
-struct HasAxpyNorm2<S, std::void_t<decltype(std::declval<S&>().axpyNorm2(0.0, std::declval<const typename S::Vector&>(),
-                                                                         std::declval<typename S::Vector&>()))>>
+struct HasDotPairs<S, std::void_t<decltype(std::declval<S&>().dotPairs(
+                          std::declval<const std::vector<std::pair<const typename S::Vector*, const typename S::Vector*>>&>()))>>
     : std::true_type {};
 }  // namespace cg_detail
 
@@ -52,6 +46,7 @@ struct CgStats {
     double real_xb = 0;           // Re <x, b>
     bool has_reference = false;
     double error_norm2 = 0;       // ||x - ref||^2 when a reference is set
+    std::vector<double> watched;  // Re x^H v for each watched v (watch())
     bool nonfinite = false;       // the last step() stopped because a scalar was NaN or infinite
 };
 
@@ -86,6 +81,14 @@ public:
         space_.copy(ref, ref_);
         ref_norm2_ = space_.dot(ref_, ref_).real();
         has_ref_ = true;
+    }
+
+    // Report Re x^H v after every iteration (CgStats::watched, in watch order) from the pass that
+    // computes the other statistics: a caller's scalar (e.g. ADMM's x^H F^H d) without its own round
+    // trip. `v` must outlive the solver and keep its size n.
+    void watch(const Vector& v) {
+        watched_.push_back(&v);
+        updateStats();
     }
 
     // Start again from `x0` (a warm start) with the current weights.
@@ -183,18 +186,13 @@ public:
         double alpha = rz_ / pap;
         space_.axpy(alpha, p_, x_);
         for (std::size_t i = 0; i < terms_.size(); ++i) space_.axpy(alpha, tp_[i], ax_[i]);
-        rr_ = axpyNorm2(-alpha, ap_, r_);
-        if (precondition_) {
-            precondition_(r_, z_);
-            const double rz_new = space_.dot(r_, z_).real();
-            space_.xpby(z_, rz_new / rz_, p_);
-            rz_ = rz_new;
-        } else {
-            space_.xpby(r_, rr_ / rz_, p_);
-            rz_ = rr_;
-        }
+        space_.axpy(-alpha, ap_, r_);
+        if (precondition_) precondition_(r_, z_);
         ++stats_.iteration;
-        updateStats();
+        // ||r||^2, r^H M^{-1} r and the statistics in one pass (one round trip on a GPU).
+        const double rz_new = updateStats(true);
+        space_.xpby(precondition_ ? z_ : r_, rz_new / rz_, p_);
+        rz_ = rz_new;
         return true;
     }
 
@@ -243,50 +241,61 @@ private:
         }
     }
 
-    void updateStats() {
-        stats_.residual = bnorm2_ > 0 ? std::sqrt(std::max(rr_, 0.0) / bnorm2_) : 0.0;
-        // Every statistic is an inner product with x: one pass where the space fuses them.
-        std::vector<const Vector*> with;
-        for (const Vector& a : ax_) with.push_back(&a);
-        with.push_back(&b_);
-        if (has_ref_) {
-            with.push_back(&x_);
-            with.push_back(&ref_);
+    // The statistics of x (every one an inner product with x); with `residual` also rr_ = ||r||^2
+    // and, returned, r^H z (z = M^{-1} r; without a preconditioner ||r||^2), all in one pass
+    // where the space fuses pairs of vectors.
+    double updateStats(bool residual = false) {
+        using Pair = std::pair<const Vector*, const Vector*>;
+        std::vector<Pair> pairs;
+        if (residual) {
+            pairs.push_back({&r_, &r_});
+            if (precondition_) pairs.push_back({&r_, &z_});
         }
-        const std::vector<std::complex<double>> d = dots(x_, with);
-        stats_.forms.resize(terms_.size());
-        for (std::size_t i = 0; i < terms_.size(); ++i) stats_.forms[i] = d[i].real();
-        stats_.real_xb = d[terms_.size()].real();
+        const std::size_t first = pairs.size();
+        for (const Vector& a : ax_) pairs.push_back({&x_, &a});
+        pairs.push_back({&x_, &b_});
         if (has_ref_) {
-            const double xx = d[terms_.size() + 1].real(), xr = d[terms_.size() + 2].real();
+            pairs.push_back({&x_, &x_});
+            pairs.push_back({&x_, &ref_});
+        }
+        for (const Vector* v : watched_) pairs.push_back({&x_, v});
+        const std::vector<std::complex<double>> d = dotPairs(pairs);
+        double rz = rr_;
+        if (residual) {
+            rr_ = d[0].real();
+            rz = precondition_ ? d[1].real() : rr_;
+        }
+        stats_.residual = bnorm2_ > 0 ? std::sqrt(std::max(rr_, 0.0) / bnorm2_) : 0.0;
+        std::size_t k = first;
+        stats_.forms.resize(terms_.size());
+        for (std::size_t i = 0; i < terms_.size(); ++i) stats_.forms[i] = d[k++].real();
+        stats_.real_xb = d[k++].real();
+        if (has_ref_) {
+            const double xx = d[k].real(), xr = d[k + 1].real();
+            k += 2;
             stats_.has_reference = true;
             stats_.error_norm2 = std::max(xx - 2 * xr + ref_norm2_, 0.0);
         }
+        stats_.watched.clear();
+        for (std::size_t i = 0; i < watched_.size(); ++i) stats_.watched.push_back(d[k++].real());
+        return rz;
     }
 
-    std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs) {
-        if constexpr (cg_detail::HasDots<Space>::value) {
-            return space_.dots(a, bs);
+    std::vector<std::complex<double>> dotPairs(const std::vector<std::pair<const Vector*, const Vector*>>& pairs) {
+        if constexpr (cg_detail::HasDotPairs<Space>::value) {
+            return space_.dotPairs(pairs);
         } else {
             std::vector<std::complex<double>> r;
-            for (const Vector* b : bs) r.push_back(space_.dot(a, *b));
+            for (const auto& [a, b] : pairs) r.push_back(space_.dot(*a, *b));
             return r;
         }
     }
-    double axpyNorm2(double a, const Vector& x, Vector& y) {
-        if constexpr (cg_detail::HasAxpyNorm2<Space>::value) {
-            return space_.axpyNorm2(a, x, y);
-        } else {
-            space_.axpy(a, x, y);
-            return space_.dot(y, y).real();
-        }
-    }
-
     Space& space_;
     std::vector<Term> terms_;
     std::size_t n_;
     Vector b_, x_, r_, p_, ap_;
     std::vector<Vector> ax_, tp_;
+    std::vector<const Vector*> watched_;
     Vector ref_{};
     Apply precondition_;
     Vector z_{};  // M^{-1} r, made with the first preconditioner
