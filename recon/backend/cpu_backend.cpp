@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <thread>
+#include <utility>
 
 #include "recon/backend/backend.hpp"
 #include "recon/nufft/fft.hpp"
@@ -102,6 +103,32 @@ struct CpuSpace {
             for (std::int64_t i = 0; i < n; ++i) {
                 const double ar = pa[2 * i], ai = pa[2 * i + 1];
                 for (int j = 0; j < k; ++j) {
+                    acc[2 * j] += ar * pb[j][2 * i] + ai * pb[j][2 * i + 1];
+                    acc[2 * j + 1] += ar * pb[j][2 * i + 1] - ai * pb[j][2 * i];
+                }
+            }
+            for (int j = 0; j < k; ++j) out.emplace_back(acc[2 * j], acc[2 * j + 1]);
+        }
+        return out;
+    }
+    // a_k^H b_k for several pairs in one pass.
+    std::vector<std::complex<double>> dotPairs(const std::vector<std::pair<const Vector*, const Vector*>>& pairs) const {
+        constexpr int kMax = 8;
+        std::vector<std::complex<double>> out;
+        for (std::size_t first = 0; first < pairs.size(); first += kMax) {
+            const int k = int(std::min<std::size_t>(kMax, pairs.size() - first));
+            const T* pa[kMax] = {};
+            const T* pb[kMax] = {};
+            for (int j = 0; j < k; ++j) {
+                pa[j] = reinterpret_cast<const T*>(pairs[first + j].first->data());
+                pb[j] = reinterpret_cast<const T*>(pairs[first + j].second->data());
+            }
+            double acc[2 * kMax] = {};
+            const std::int64_t n = std::int64_t(pairs[first].first->size());
+#pragma omp parallel for reduction(+ : acc[:2 * kMax]) schedule(static) if (n > kParallelThreshold)
+            for (std::int64_t i = 0; i < n; ++i) {
+                for (int j = 0; j < k; ++j) {
+                    const double ar = pa[j][2 * i], ai = pa[j][2 * i + 1];
                     acc[2 * j] += ar * pb[j][2 * i] + ai * pb[j][2 * i + 1];
                     acc[2 * j + 1] += ar * pb[j][2 * i + 1] - ai * pb[j][2 * i];
                 }
@@ -279,6 +306,16 @@ public:
         std::vector<const HostVector<T>*> h;
         for (const Vector* b : bs) h.push_back(&values<T>(*b));
         return ops_.dots(values<T>(a), h);
+    }
+    std::vector<cdouble> dotPairs(const std::vector<VectorPair>& pairs) override {
+        if (pairs.empty()) return {};
+        std::vector<std::pair<const HostVector<T>*, const HostVector<T>*>> h;
+        for (const auto& [a, b] : pairs) {
+            if (a->size() != b->size() || a->size() != pairs.front().first->size())
+                throw InputError("dotPairs: vectors of different lengths");
+            h.emplace_back(&values<T>(*a), &values<T>(*b));
+        }
+        return ops_.dotPairs(h);
     }
     double axpyNorm2(double a, const Vector& x, Vector& y) override { return ops_.axpyNorm2(a, values<T>(x), values<T>(y)); }
     void groupSoftThreshold(const Vector& x, std::size_t group, double t, Vector& y) override {

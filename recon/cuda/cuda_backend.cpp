@@ -602,6 +602,23 @@ public:
         }
         return out;
     }
+    std::vector<cdouble> dotPairs(const std::vector<VectorPair>& pairs) override {
+        DeviceGuard g(device_);
+        std::vector<cdouble> out(pairs.size());
+        for (const auto& [a, b] : pairs)
+            if (a->size() != b->size() || a->size() != pairs.front().first->size())
+                throw InputError("dotPairs: vectors of different lengths");
+        for (std::size_t first = 0; first < pairs.size(); first += kMaxDots) {
+            const int count = int(std::min<std::size_t>(kMaxDots, pairs.size() - first));
+            std::vector<const C*> pa, pb;
+            for (int k = 0; k < count; ++k) {
+                pa.push_back(devicePointer<T>(*pairs[first + std::size_t(k)].first));
+                pb.push_back(devicePointer<T>(*pairs[first + std::size_t(k)].second));
+            }
+            reductions().template dotPairs<T>(pa.data(), pb.data(), count, pairs.front().first->size(), out.data() + first, s());
+        }
+        return out;
+    }
     double axpyNorm2(double a, const Vector& x, Vector& y) override {
         DeviceGuard g(device_);
         return reductions().template axpyNorm2<T>(a, devicePointer<T>(x), devicePointer<T>(y), y.size(), s());

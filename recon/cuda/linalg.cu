@@ -163,6 +163,31 @@ __global__ void __launch_bounds__(kThreads) dotsKernel(DotsArgs<V> args, std::si
     finishReduction(acc, 2 * args.count, partial, done, result);
 }
 
+template <class V>
+struct DotPairsArgs {
+    int count;
+    const V* a[kMaxDots];
+    const V* b[kMaxDots];
+};
+template <class V>
+__global__ void __launch_bounds__(kThreads) dotPairsKernel(DotPairsArgs<V> args, std::size_t n, double* partial,
+                                                           unsigned* done, double* result) {
+    double acc[kReduceValues];
+#pragma unroll
+    for (int r = 0; r < kReduceValues; ++r) acc[r] = 0;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+#pragma unroll
+        for (int k = 0; k < kMaxDots; ++k) {
+            if (k >= args.count) break;
+            const double ar = args.a[k][i].x, ai = args.a[k][i].y;
+            const double br = args.b[k][i].x, bi = args.b[k][i].y;
+            acc[2 * k] += ar * br + ai * bi;
+            acc[2 * k + 1] += ar * bi - ai * br;
+        }
+    }
+    finishReduction(acc, 2 * args.count, partial, done, result);
+}
+
 template <class V, class S>
 __global__ void __launch_bounds__(kThreads) axpyNorm2Kernel(S a, const V* x, V* y, std::size_t n, double* partial,
                                                             unsigned* done, double* result) {
@@ -399,6 +424,26 @@ void DeviceReductions::dots(const DComplex<T>* a, const DComplex<T>* const* bs, 
     for (int k = 0; k < count; ++k) out[k] = {host_[2 * k], host_[2 * k + 1]};
 }
 template <class T>
+void DeviceReductions::dotPairs(const DComplex<T>* const* as, const DComplex<T>* const* bs, int count, std::size_t n,
+                                std::complex<double>* out, cudaStream_t s) {
+    if (count < 1 || count > kMaxDots) throw Error("DeviceReductions::dotPairs takes 1.." + std::to_string(kMaxDots) + " pairs");
+    if (n == 0) {
+        for (int k = 0; k < count; ++k) out[k] = 0;
+        return;
+    }
+    DotPairsArgs<cx_t<T>> args{};
+    args.count = count;
+    for (int k = 0; k < count; ++k) {
+        args.a[k] = dev(as[k]);
+        args.b[k] = dev(bs[k]);
+    }
+    const int blocks = int(std::min<std::size_t>(kDotBlocks, (n + kThreads - 1) / kThreads));
+    dotPairsKernel<<<blocks, kThreads, 0, s>>>(args, n, partial_.data(), counter_.data(), hostOnDevice_);
+    checkLaunch("dotPairs");
+    check(cudaStreamSynchronize(s), "dotPairs");
+    for (int k = 0; k < count; ++k) out[k] = {host_[2 * k], host_[2 * k + 1]};
+}
+template <class T>
 double DeviceReductions::axpyNorm2(double alpha, const DComplex<T>* x, DComplex<T>* y, std::size_t n, cudaStream_t s) {
     if (n == 0) return 0;
     const int blocks = int(std::min<std::size_t>(kDotBlocks, (n + kThreads - 1) / kThreads));
@@ -504,6 +549,8 @@ void halfShift(std::array<int, 3> big, const DComplex<T>* in, DComplex<T>* out, 
                                  cudaStream_t);                                                                       \
     template void DeviceReductions::dots<T>(const DComplex<T>*, const DComplex<T>* const*, int, std::size_t,         \
                                             std::complex<double>*, cudaStream_t);                                    \
+    template void DeviceReductions::dotPairs<T>(const DComplex<T>* const*, const DComplex<T>* const*, int, std::size_t,    \
+                                                std::complex<double>*, cudaStream_t);                                   \
     template double DeviceReductions::axpyNorm2<T>(double, const DComplex<T>*, DComplex<T>*, std::size_t, cudaStream_t); \
     template double DeviceReductions::groupNorm1<T>(const DComplex<T>*, std::size_t, std::size_t, cudaStream_t);      \
     template void vecGroupSoftThreshold<T>(const DComplex<T>*, std::size_t, std::size_t, double, DComplex<T>*,        \

@@ -66,6 +66,10 @@ public:
         dots<T>(a, &b, 1, n, &r, s);
         return r;
     }
+    // out[k] = as[k]^H bs[k], k < count <= kMaxDots, all of length n.
+    template <class T>
+    void dotPairs(const DComplex<T>* const* as, const DComplex<T>* const* bs, int count, std::size_t n,
+                  std::complex<double>* out, cudaStream_t s);
     // y += alpha x; returns ||y||^2.
     template <class T>
     double axpyNorm2(double alpha, const DComplex<T>* x, DComplex<T>* y, std::size_t n, cudaStream_t s);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "recon/core/types.hpp"
@@ -70,6 +71,15 @@ public:
     // a^H b_k for several b_k in one pass over a (one round trip on a GPU).
     virtual std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) = 0;
     virtual double axpyNorm2(double a, const Vector& x, Vector& y) = 0;     // y += a x; returns ||y||^2
+    // a_k^H b_k for several pairs of equal-length vectors in one pass (one round trip on a GPU, where
+    // every reduction that the host waits for stalls the queue): a solver's scalars of one step at once.
+    // Here: one dot() per pair; the backends fuse them.
+    using VectorPair = std::pair<const Vector*, const Vector*>;
+    virtual std::vector<cdouble> dotPairs(const std::vector<VectorPair>& pairs) {
+        std::vector<cdouble> out;
+        for (const auto& [a, b] : pairs) out.push_back(dot(*a, *b));
+        return out;
+    }
 
     // Proximal steps of the sparse priors. Values come in groups: value i + k * stride (k < group)
     // of a vector of group * stride values belongs to group i (isotropic TV: the components of one

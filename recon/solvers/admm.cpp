@@ -20,6 +20,7 @@ struct Admm::Impl {
     std::unique_ptr<NormalEquationsCg> cg;
     std::vector<Vector> z, u;
     mutable std::vector<Vector> wx;  // W_k x scratch (records too)
+    mutable bool wx_current = false; // wx holds W_k x of the current x (a record's, reused by the next outer step)
     Vector rhs, image_scratch;
     Vector wz, wu, wz_old;  // sum_k rho_k W_k^H z_k, sum_k rho_k W_k^H u_k, the former's last value
     bool have_wz_old = false;
@@ -63,7 +64,7 @@ struct Admm::Impl {
         for (std::size_t k = 0; k < terms.size(); ++k) {
             if (rho[k] == 0) continue;
             const SparseTerm& t = terms[k];
-            t.transform->forward(x, wx[k]);
+            if (!wx_current) t.transform->forward(x, wx[k]);
             if (spectral()) {
                 space->copy(wx[k], wx_now[k]);
                 space->copy(u[k], dual_hat[k]);
@@ -71,13 +72,15 @@ struct Admm::Impl {
                 space->axpy(-1.0, z[k], dual_hat[k]);
                 space->scale(rho[k], dual_hat[k]);
             }
-            wx2 += space->norm2(wx[k]);
             space->axpy(alpha, wx[k], u[k]);                                  // v = alpha W x + (1 - alpha) z + u
             if (alpha != 1) space->axpy(1 - alpha, z[k], u[k]);
             space->groupSoftThreshold(u[k], t.group, t.weight / (2 * rho[k]), z[k]);  // z = prox(v)
             space->axpy(-1.0, z[k], u[k]);                                    // u = v - z
-            z2 += space->norm2(z[k]);
-            primal2 += space->axpyNorm2(-1.0, z[k], wx[k]);                   // ||W x - z||^2
+            // ||W x||^2, ||z||^2 and ||W x - z||^2 from one pass (sums of float products in float64).
+            const std::vector<cdouble> d = space->dotPairs({{&wx[k], &wx[k]}, {&z[k], &z[k]}, {&z[k], &wx[k]}});
+            wx2 += d[0].real();
+            z2 += d[1].real();
+            primal2 += std::max(0.0, d[0].real() + d[1].real() - 2 * d[2].real());
             t.transform->adjoint(z[k], image_scratch);
             space->axpy(rho[k], image_scratch, wz);
             t.transform->adjoint(u[k], image_scratch);
@@ -102,7 +105,8 @@ struct Admm::Impl {
     // ||rho W^H (z - z_old)|| / ||rho W^H u|| (the scaled dual times rho is the dual).
     void balance(double primal2, double primal_scale2) {
         space->axpy(-1.0, wz, wz_old);  // wz_old = -(dual residual)
-        const double dual2 = space->norm2(wz_old), dual_scale2 = space->norm2(wu);
+        const std::vector<cdouble> d = space->dotPairs({{&wz_old, &wz_old}, {&wu, &wu}});
+        const double dual2 = d[0].real(), dual_scale2 = d[1].real();
         if (!(primal_scale2 > 0) || !(dual_scale2 > 0)) return;
         const double primal = std::sqrt(primal2 / primal_scale2), dual = std::sqrt(dual2 / dual_scale2);
         double f = 1;
@@ -221,6 +225,7 @@ Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std:
     m.cg = std::make_unique<NormalEquationsCg>(std::move(normal), rhs, data_norm2);
     m.fhd = m.space->make(m.n);
     m.space->copy(rhs, m.fhd);
+    m.cg->watch(m.fhd);  // x^H F^H d for the records' data term, with CG's own statistics
     m.data_norm2 = data_norm2;
     m.rhs = m.space->make(m.n);
     m.image_scratch = m.space->make(m.n);
@@ -241,6 +246,7 @@ bool Admm::step() {
         m.outerUpdate();
         if (!m.cg->step()) return false;
     }
+    m.wx_current = false;
     ++m.inner;
     ++m.total;
     return true;
@@ -253,15 +259,19 @@ IterationRecord Admm::record() const {
     r.iteration = m.total;
     r.outer_iteration = m.outer + 1;  // outer updates done so far, plus the x-update under way
     r.residual = m.primal_residual;
-    const double xfhd = m.space->dot(x, m.fhd).real();
-    r.data_term = std::max(0.0, m.cg->quadraticForm(0) - 2 * xfhd + m.data_norm2);
+    r.data_term = std::max(0.0, m.cg->quadraticForm(0) - 2 * m.cg->watched(0) + m.data_norm2);
     r.penalty_term = 0;
+    bool all = true;
     for (std::size_t k = 0; k < m.terms.size(); ++k) {
         const SparseTerm& t = m.terms[k];
-        if (t.weight == 0) continue;
-        t.transform->forward(x, m.wx[k]);
+        if (t.weight == 0) {
+            all = false;
+            continue;
+        }
+        if (!m.wx_current) t.transform->forward(x, m.wx[k]);
         r.penalty_term += t.weight * m.space->groupNorm1(m.wx[k], t.group);
     }
+    m.wx_current = all;
     return r;
 }
 
@@ -301,6 +311,7 @@ void Admm::setWeight(std::size_t term, double weight) {
 void Admm::setInitial(const ComplexArray& x0) {
     Impl& m = *impl_;
     m.cg->setInitial(x0);
+    m.wx_current = false;
     for (auto& u : m.u) m.space->zero(u);
     m.outer_due = true;
     m.since_start = 0;

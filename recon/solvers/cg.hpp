@@ -10,10 +10,10 @@
 //   void xpby(const Vector& x, double b, Vector& y);        // y = x + b y
 //   void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y); // y = sum w_i x_i
 // (and, for setInitialScaled only, void scale(std::complex<double> a, Vector& y); // y *= a)
-// and may provide fused forms, used when present (on a GPU each reduction is a
+// and may provide a fused form, used when present (on a GPU each reduction is a
 // round trip to the host, so one pass for several scalars matters):
-//   std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs); // a^H b_k
-//   double axpyNorm2(double a, const Vector& x, Vector& y);  // y += a x, then ||y||^2
+//   std::vector<std::complex<double>> dotPairs(const std::vector<std::pair<const Vector*, const Vector*>>&);
+//                                                           // a_k^H b_k: one step's scalars in one pass
 // Header-only and C++17 so the CUDA backend instantiates it with device vectors.
 #pragma once
 
@@ -31,16 +31,10 @@ namespace recon {
 
 namespace cg_detail {
 template <class S, class = void>
-struct HasDots : std::false_type {};
+struct HasDotPairs : std::false_type {};
 template <class S>
-struct HasDots<S, std::void_t<decltype(std::declval<S&>().dots(std::declval<const typename S::Vector&>(),
-                                                               std::declval<const std::vector<const typename S::Vector*>&>()))>>
-    : std::true_type {};
-template <class S, class = void>
-struct HasAxpyNorm2 : std::false_type {};
-template <class S>
-struct HasAxpyNorm2<S, std::void_t<decltype(std::declval<S&>().axpyNorm2(0.0, std::declval<const typename S::Vector&>(),
-                                                                         std::declval<typename S::Vector&>()))>>
+struct HasDotPairs<S, std::void_t<decltype(std::declval<S&>().dotPairs(
+                          std::declval<const std::vector<std::pair<const typename S::Vector*, const typename S::Vector*>>&>()))>>
     : std::true_type {};
 }  // namespace cg_detail
 
@@ -52,6 +46,7 @@ struct CgStats {
     double real_xb = 0;           // Re <x, b>
     bool has_reference = false;
     double error_norm2 = 0;       // ||x - ref||^2 when a reference is set
+    std::vector<double> watched;  // Re x^H v for each watched v (watch())
     bool nonfinite = false;       // the last step() stopped because a scalar was NaN or infinite
 };
 
@@ -76,9 +71,9 @@ public:
             ax_.push_back(space_.make(n));
             tp_.push_back(space_.make(n));
         }
+        space_.zero(x_);
         // x = 0, so every A_i x is 0: a cold start applies no term (on a GPU at 128^3 that saved a
         // Toeplitz product, 0.4 ms of the solver's setup).
-        space_.zero(x_);
         for (Vector& v : ax_) space_.zero(v);
         space_.zero(ap_);
         restartFromProducts();
@@ -90,6 +85,15 @@ public:
         space_.copy(ref, ref_);
         ref_norm2_ = space_.dot(ref_, ref_).real();
         has_ref_ = true;
+        forms_pending_ = true;
+    }
+
+    // Report Re x^H v with the statistics (CgStats::watched, in watch order), from the pass that
+    // forms them: a caller's scalar (e.g. ADMM's x^H F^H d) without its own round trip. `v` must
+    // outlive the solver and keep its size n.
+    void watch(const Vector& v) {
+        watched_.push_back(&v);
+        forms_pending_ = true;
     }
 
     // Start again from `x0` (a warm start) with the current weights.
@@ -187,28 +191,19 @@ public:
         double alpha = rz_ / pap;
         space_.axpy(alpha, p_, x_);
         for (std::size_t i = 0; i < terms_.size(); ++i) space_.axpy(alpha, tp_[i], ax_[i]);
-        if (precondition_) {
-            space_.axpy(-alpha, ap_, r_);
-            precondition_(r_, z_);
-            // r^H r and r^H z in one pass: one host round trip on a GPU, not two.
-            const std::vector<std::complex<double>> d = dots(r_, {&r_, &z_});
-            rr_ = d[0].real();
-            const double rz_new = d[1].real();
-            space_.xpby(z_, rz_new / rz_, p_);
-            rz_ = rz_new;
-        } else {
-            rr_ = axpyNorm2(-alpha, ap_, r_);
-            space_.xpby(r_, rr_ / rz_, p_);
-            rz_ = rr_;
-        }
+        space_.axpy(-alpha, ap_, r_);
+        if (precondition_) precondition_(r_, z_);
         ++stats_.iteration;
-        updateStats();
+        // ||r||^2 and r^H M^{-1} r in one pass (one round trip on a GPU).
+        const double rz_new = updateResidual();
+        space_.xpby(precondition_ ? z_ : r_, rz_new / rz_, p_);
+        rz_ = rz_new;
         return true;
     }
 
-    // The current iterate's scalars. Its inner products with x (the cost's terms, the error) are
-    // formed when first asked for, not in every step: on a GPU a pass and a host round trip that
-    // iterations nobody records (a benchmark's, ADMM's inner ones) do not pay.
+    // The current iterate's scalars. Its inner products with x (the cost's terms, the error, the
+    // watched vectors) are formed when first asked for, not in every step: on a GPU a pass over
+    // several vectors that iterations nobody records (a benchmark's, ADMM's inner ones) do not pay.
     const CgStats& stats() const {
         if (forms_pending_) formStats();
         return stats_;
@@ -257,54 +252,61 @@ private:
         }
     }
 
+    // rr_ = ||r||^2 and, returned, r^H z (z = M^{-1} r; without a preconditioner ||r||^2) in one
+    // pass where the space fuses pairs of vectors; the statistics of the new x become due.
+    double updateResidual() {
+        std::vector<std::pair<const Vector*, const Vector*>> pairs{{&r_, &r_}};
+        if (precondition_) pairs.push_back({&r_, &z_});
+        const std::vector<std::complex<double>> d = dotPairs(pairs);
+        rr_ = d[0].real();
+        updateStats();
+        return precondition_ ? d[1].real() : rr_;
+    }
     void updateStats() {
         stats_.residual = bnorm2_ > 0 ? std::sqrt(std::max(rr_, 0.0) / bnorm2_) : 0.0;
         forms_pending_ = true;
     }
+    // Every statistic of x is an inner product with x: one pass where the space fuses them.
     void formStats() const {
         forms_pending_ = false;
-        // Every statistic is an inner product with x: one pass where the space fuses them.
-        std::vector<const Vector*> with;
-        for (const Vector& a : ax_) with.push_back(&a);
-        with.push_back(&b_);
+        std::vector<std::pair<const Vector*, const Vector*>> pairs;
+        for (const Vector& a : ax_) pairs.push_back({&x_, &a});
+        pairs.push_back({&x_, &b_});
         if (has_ref_) {
-            with.push_back(&x_);
-            with.push_back(&ref_);
+            pairs.push_back({&x_, &x_});
+            pairs.push_back({&x_, &ref_});
         }
-        const std::vector<std::complex<double>> d = dots(x_, with);
+        for (const Vector* v : watched_) pairs.push_back({&x_, v});
+        const std::vector<std::complex<double>> d = dotPairs(pairs);
+        std::size_t k = 0;
         stats_.forms.resize(terms_.size());
-        for (std::size_t i = 0; i < terms_.size(); ++i) stats_.forms[i] = d[i].real();
-        stats_.real_xb = d[terms_.size()].real();
+        for (std::size_t i = 0; i < terms_.size(); ++i) stats_.forms[i] = d[k++].real();
+        stats_.real_xb = d[k++].real();
         if (has_ref_) {
-            const double xx = d[terms_.size() + 1].real(), xr = d[terms_.size() + 2].real();
+            const double xx = d[k].real(), xr = d[k + 1].real();
+            k += 2;
             stats_.has_reference = true;
             stats_.error_norm2 = std::max(xx - 2 * xr + ref_norm2_, 0.0);
         }
+        stats_.watched.clear();
+        for (std::size_t i = 0; i < watched_.size(); ++i) stats_.watched.push_back(d[k++].real());
     }
 
-    std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs) const {
-        if constexpr (cg_detail::HasDots<Space>::value) {
-            return space_.dots(a, bs);
+    std::vector<std::complex<double>> dotPairs(const std::vector<std::pair<const Vector*, const Vector*>>& pairs) const {
+        if constexpr (cg_detail::HasDotPairs<Space>::value) {
+            return space_.dotPairs(pairs);
         } else {
             std::vector<std::complex<double>> r;
-            for (const Vector* b : bs) r.push_back(space_.dot(a, *b));
+            for (const auto& [a, b] : pairs) r.push_back(space_.dot(*a, *b));
             return r;
         }
     }
-    double axpyNorm2(double a, const Vector& x, Vector& y) {
-        if constexpr (cg_detail::HasAxpyNorm2<Space>::value) {
-            return space_.axpyNorm2(a, x, y);
-        } else {
-            space_.axpy(a, x, y);
-            return space_.dot(y, y).real();
-        }
-    }
-
     Space& space_;
     std::vector<Term> terms_;
     std::size_t n_;
     Vector b_, x_, r_, p_, ap_;
     std::vector<Vector> ax_, tp_;
+    std::vector<const Vector*> watched_;
     Vector ref_{};
     Apply precondition_;
     Vector z_{};  // M^{-1} r, made with the first preconditioner

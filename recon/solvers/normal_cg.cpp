@@ -17,8 +17,7 @@ struct OperatorSpace {
     void copy(const Vector& a, Vector& b) { s->copy(a, b); }
     void zero(Vector& a) { s->zero(a); }
     cdouble dot(const Vector& a, const Vector& b) { return s->dot(a, b); }
-    std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) { return s->dots(a, bs); }
-    double axpyNorm2(double a, const Vector& x, Vector& y) { return s->axpyNorm2(a, x, y); }
+    std::vector<cdouble> dotPairs(const std::vector<VectorSpace::VectorPair>& pairs) { return s->dotPairs(pairs); }
     void axpy(double a, const Vector& x, Vector& y) { s->axpy(a, x, y); }
     void scale(cdouble a, Vector& y) { s->scale(a, y); }
     void xpby(const Vector& x, double b, Vector& y) { s->xpby(x, b, y); }
@@ -103,6 +102,16 @@ void NormalEquationsCg::setInitial(const Vector& x0) {
 cdouble NormalEquationsCg::setInitialScaled(const Vector& x0) {
     if (x0.size() != n_) throw InputError("CG: the starting image has " + std::to_string(x0.size()) + " values, not " + std::to_string(n_));
     return impl_->cg->setInitialScaled(x0);
+}
+
+void NormalEquationsCg::watch(const Vector& v) {
+    if (v.size() != n_) throw InputError("CG: a watched vector has " + std::to_string(v.size()) + " values, not " + std::to_string(n_));
+    impl_->cg->watch(v);
+}
+double NormalEquationsCg::watched(std::size_t k) const {
+    const CgStats& s = impl_->cg->stats();
+    if (k >= s.watched.size()) throw InputError("CG: no watched vector " + std::to_string(k));
+    return s.watched[k];
 }
 
 double NormalEquationsCg::quadraticForm(std::size_t term) const {

@@ -60,6 +60,10 @@ public:
     std::size_t terms() const;
     // x^H A_i^H A_i x of the current iterate (unweighted), kept by CG at no extra cost.
     double quadraticForm(std::size_t term) const;
+    // Re x^H v of the current iterate for a vector v of the solve's size (on its backend; it must
+    // outlive the solver), computed with CG's own statistics after every iteration: no extra round trip.
+    void watch(const Vector& v);
+    double watched(std::size_t k) const;  // the k-th watch()'s Re x^H v
     // The true image, for error and PSNR in the records.
     void setTruth(const ComplexArray& truth);
 

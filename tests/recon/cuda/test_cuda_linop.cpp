@@ -38,6 +38,16 @@ TEST(CudaLinop, VectorSpaceMatchesTheCpuBackend) {
         const auto dots = dev->dots(ga, many);
         ASSERT_EQ(dots.size(), 11u);
         EXPECT_NEAR(std::abs(dots[10] - inner(a, b)), 0.0, 1e-5 * std::abs(inner(a, b)));
+        // dotPairs: more pairs than one launch takes, each against the CPU backend's.
+        Vector ca = cpu->fromHost(a), cb = cpu->fromHost(b);
+        std::vector<VectorSpace::VectorPair> gpairs, cpairs;
+        for (int k = 0; k < 11; ++k) {
+            gpairs.push_back(k % 3 == 0 ? VectorSpace::VectorPair{&ga, &gb} : k % 3 == 1 ? VectorSpace::VectorPair{&gb, &gb} : VectorSpace::VectorPair{&gb, &ga});
+            cpairs.push_back(k % 3 == 0 ? VectorSpace::VectorPair{&ca, &cb} : k % 3 == 1 ? VectorSpace::VectorPair{&cb, &cb} : VectorSpace::VectorPair{&cb, &ca});
+        }
+        const auto gp = dev->dotPairs(gpairs), cp = cpu->dotPairs(cpairs);
+        ASSERT_EQ(gp.size(), 11u);
+        for (std::size_t k = 0; k < gp.size(); ++k) EXPECT_LT(std::abs(gp[k] - cp[k]), 1e-5 * std::abs(cp[k])) << k;
         EXPECT_THROW(dev->copyRange(ga, n - 5, gb, 0, 10), InputError);
     }
 }

@@ -53,6 +53,36 @@ TEST(LinearOperator, EveryCombinatorIsConsistentWithItsAdjoint) {
     checkAdjointAndNormal(*compose(vstack({d, blur}), sum(identity(b, n), blur)), 1e-12);
 }
 
+// dotPairs: a_k^H b_k for every pair, more pairs than one pass takes, in both precisions;
+// mismatched lengths are an error.
+TEST(VectorSpace, DotPairsIsOneInnerProductPerPair) {
+    for (auto p : {Precision::Single, Precision::Double}) {
+        auto b = createCpuBackend(p);
+        const std::size_t n = 5003;
+        std::vector<ComplexArray> host;
+        std::vector<Vector> v;
+        for (unsigned i = 0; i < 4; ++i) {
+            host.push_back(randomComplex(n, 20 + i));
+            v.push_back(b->fromHost(host.back()));
+        }
+        std::vector<VectorSpace::VectorPair> pairs;
+        std::vector<cdouble> expected;
+        for (int k = 0; k < 11; ++k) {
+            const int i = k % 4, j = (3 * k + 1) % 4;
+            pairs.push_back({&v[i], &v[j]});
+            expected.push_back(inner(host[i], host[j]));
+        }
+        const std::vector<cdouble> got = b->dotPairs(pairs);
+        ASSERT_EQ(got.size(), expected.size());
+        const double tol = p == Precision::Single ? 1e-6 : 1e-12;
+        for (std::size_t k = 0; k < got.size(); ++k)
+            EXPECT_LT(std::abs(got[k] - expected[k]), tol * double(n)) << k << " " << toString(p);
+        EXPECT_TRUE(b->dotPairs({}).empty());
+        Vector shorter = b->make(n - 1);
+        EXPECT_THROW(b->dotPairs({{&v[0], &v[1]}, {&v[0], &shorter}}), InputError);
+    }
+}
+
 TEST(LinearOperator, StackIsTheBlocksOneAfterAnother) {
     Fixture f;
     Backend& b = *f.backend;

@@ -35,16 +35,11 @@ struct HostSpace {
 // The same space with the optional fused operations, counting their use.
 struct FusedHostSpace : HostSpace {
     int fusedCalls = 0;
-    std::vector<std::complex<double>> dots(const Vector& a, const std::vector<const Vector*>& bs) {
+    std::vector<std::complex<double>> dotPairs(const std::vector<std::pair<const Vector*, const Vector*>>& pairs) {
         ++fusedCalls;
         std::vector<std::complex<double>> r;
-        for (const Vector* b : bs) r.push_back(dot(a, *b));
+        for (const auto& [a, b] : pairs) r.push_back(dot(*a, *b));
         return r;
-    }
-    double axpyNorm2(double s, const Vector& x, Vector& y) {
-        ++fusedCalls;
-        axpy(s, x, y);
-        return dot(y, y).real();
     }
 };
 
@@ -198,6 +193,10 @@ TEST(ConjugateGradient, FusedSpaceOperationsGiveTheSameIterates) {
     ConjugateGradient<FusedHostSpace> f(fused, {{"a", 1.0, matvec(a)}, {"b", 0.2, matvec(b)}}, rhs, n);
     p.setReference(ref);
     f.setReference(ref);
+    const ComplexArray watched = randomComplex(n, 15);
+    p.watch(watched);
+    f.watch(watched);
+    const int before = fused.fusedCalls;
     for (int i = 0; i < 6; ++i) {
         ASSERT_TRUE(p.step());
         ASSERT_TRUE(f.step());
@@ -206,8 +205,24 @@ TEST(ConjugateGradient, FusedSpaceOperationsGiveTheSameIterates) {
         EXPECT_EQ(f.stats().forms, p.stats().forms);
         EXPECT_EQ(f.stats().real_xb, p.stats().real_xb);
         EXPECT_EQ(f.stats().error_norm2, p.stats().error_norm2);
+        ASSERT_EQ(f.stats().watched.size(), 1u);
+        EXPECT_EQ(f.stats().watched[0], p.stats().watched[0]);
+        // The watched scalar is x^H v of the iterate.
+        EXPECT_NEAR(f.stats().watched[0], plain.dot(f.solution(), watched).real(), 1e-12);
     }
-    EXPECT_GE(fused.fusedCalls, 12);  // one statistics pass and one residual update per step
+    // ||r||^2 in one fused pass per step (the step length's p^H A p is the other reduction), and
+    // the statistics in one more when they are read.
+    EXPECT_EQ(fused.fusedCalls - before, 12);
+    // Steps nobody reads the statistics of form none of them.
+    const int unread = fused.fusedCalls;
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_TRUE(p.step());
+        ASSERT_TRUE(f.step());
+    }
+    EXPECT_EQ(fused.fusedCalls - unread, 4);
+    EXPECT_EQ(f.stats().forms, p.stats().forms);
+    EXPECT_EQ(f.stats().error_norm2, p.stats().error_norm2);
+    EXPECT_EQ(fused.fusedCalls - unread, 5);
 }
 
 
