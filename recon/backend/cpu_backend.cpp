@@ -462,12 +462,13 @@ public:
                                             const Progress& progress) override {
         const SpreadKernel kernel = griddingKernel(o);
         NufftPlan<double> plan(t, SampleGrid::image(g), kernel, false);
+        plan.keepKernelWeights();  // 2 passes per iteration over the same kernel values
         const std::size_t M = t.samples();
-        std::vector<cdouble> w(M, 1.0), cw(M), fine(plan.fineSize());
+        std::vector<double> w(M, 1.0), cw(M), fine(plan.fineSize());  // real: the weights are
         for (int it = 0; it < iterations; ++it) {
             plan.spread(w.data(), fine.data(), progress);
             plan.interpolate(fine.data(), cw.data(), progress);
-            for (std::size_t m = 0; m < M; ++m) w[m] = cw[m].real() > 0 ? w[m] / cw[m].real() : 0.0;
+            for (std::size_t m = 0; m < M; ++m) w[m] = cw[m] > 0 ? w[m] / cw[m] : 0.0;
             progress.update(double(it + 1) / iterations);
         }
         // Pipe-Menon's fixed point makes sum w' C(k - k') = 1 with C the kernel's
@@ -476,7 +477,7 @@ public:
         const double ipsi = kernel.integral();
         const double area = std::pow(ipsi * ipsi / kernel.sigma, g.dims);
         std::vector<double> out(M);
-        for (std::size_t m = 0; m < M; ++m) out[m] = w[m].real() * area;
+        for (std::size_t m = 0; m < M; ++m) out[m] = w[m] * area;
         return out;
     }
 

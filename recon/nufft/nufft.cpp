@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace recon {
 namespace {
@@ -84,14 +85,30 @@ void NufftPlan<T>::forEachWeight(std::size_t m, F&& f) const {
             continue;
         }
         const int st = start_[3 * m + a];
+        const double* kept = weights_.empty() ? nullptr : &weights_[(3 * m + std::size_t(a)) * std::size_t(weights_stride_)];
         int c = wrap(st, G_[a]);
         for (int i = 0; i < W_[a]; ++i) {
             fp.offset[a][i] = std::size_t(c) * stride[a];
-            fp.weight[a][i] = kernel_.value(st + i - pos_[3 * m + a]);
+            fp.weight[a][i] = kept ? kept[i] : kernel_.value(st + i - pos_[3 * m + a]);
             if (++c == G_[a]) c = 0;
         }
     }
     f(fp);
+}
+
+template <class T>
+void NufftPlan<T>::keepKernelWeights() {
+    if (!weights_.empty()) return;
+    const int stride = *std::max_element(W_.begin(), W_.end());
+    std::vector<double> w(3 * M_ * std::size_t(stride), 0.0);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t m = 0; m < std::int64_t(M_); ++m)
+        for (int a = 0; a < dims_; ++a) {
+            double* out = &w[(3 * std::size_t(m) + std::size_t(a)) * std::size_t(stride)];
+            for (int i = 0; i < W_[a]; ++i) out[i] = kernel_.value(start_[3 * m + a] + i - pos_[3 * m + a]);
+        }
+    weights_ = std::move(w);
+    weights_stride_ = stride;
 }
 
 template <class T>
@@ -162,23 +179,36 @@ void NufftPlan<T>::spreadValues(const V* c, V* fine, const Progress& progress) c
 
 template <class T>
 void NufftPlan<T>::interpolate(const C* fine, C* c, const Progress& progress) const {
+    interpolateValues(fine, c, progress);
+}
+
+template <class T>
+void NufftPlan<T>::interpolate(const T* fine, T* c, const Progress& progress) const {
+    interpolateValues(fine, c, progress);
+}
+
+template <class T>
+template <class V>
+void NufftPlan<T>::interpolateValues(const V* fine, V* c, const Progress& progress) const {
+    // Accumulated in double (complex values as complex<double>, real ones as double).
+    using Acc = std::conditional_t<std::is_same_v<V, T>, double, std::complex<double>>;
     // An OpenMP loop cannot be left early: once cancelled, the remaining samples are skipped.
     std::atomic<bool> stop{false};
 #pragma omp parallel for schedule(dynamic, 256)
     for (std::int64_t m = 0; m < std::int64_t(M_); ++m) {
         if (m % 256 == 0 && progress.cancelled()) stop.store(true, std::memory_order_relaxed);
         if (stop.load(std::memory_order_relaxed)) continue;
-        std::complex<double> acc = 0;
+        Acc acc = 0;
         forEachWeight(std::size_t(m), [&](const Footprint& fp) {
             for (int iz = 0; iz < fp.w[2]; ++iz)
                 for (int iy = 0; iy < fp.w[1]; ++iy) {
-                    const C* base = fine + fp.offset[1][iy] + fp.offset[2][iz];
-                    std::complex<double> row = 0;
-                    for (int ix = 0; ix < fp.w[0]; ++ix) row += fp.weight[0][ix] * std::complex<double>(base[fp.offset[0][ix]]);
+                    const V* base = fine + fp.offset[1][iy] + fp.offset[2][iz];
+                    Acc row = 0;
+                    for (int ix = 0; ix < fp.w[0]; ++ix) row += fp.weight[0][ix] * Acc(base[fp.offset[0][ix]]);
                     acc += fp.weight[2][iz] * fp.weight[1][iy] * row;
                 }
         });
-        c[m] = C(acc);
+        c[m] = V(acc);
     }
     progress.check();
 }
