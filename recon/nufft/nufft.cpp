@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
 namespace recon {
 namespace {
@@ -179,36 +178,23 @@ void NufftPlan<T>::spreadValues(const V* c, V* fine, const Progress& progress) c
 
 template <class T>
 void NufftPlan<T>::interpolate(const C* fine, C* c, const Progress& progress) const {
-    interpolateValues(fine, c, progress);
-}
-
-template <class T>
-void NufftPlan<T>::interpolate(const T* fine, T* c, const Progress& progress) const {
-    interpolateValues(fine, c, progress);
-}
-
-template <class T>
-template <class V>
-void NufftPlan<T>::interpolateValues(const V* fine, V* c, const Progress& progress) const {
-    // Accumulated in double (complex values as complex<double>, real ones as double).
-    using Acc = std::conditional_t<std::is_same_v<V, T>, double, std::complex<double>>;
     // An OpenMP loop cannot be left early: once cancelled, the remaining samples are skipped.
     std::atomic<bool> stop{false};
 #pragma omp parallel for schedule(dynamic, 256)
     for (std::int64_t m = 0; m < std::int64_t(M_); ++m) {
         if (m % 256 == 0 && progress.cancelled()) stop.store(true, std::memory_order_relaxed);
         if (stop.load(std::memory_order_relaxed)) continue;
-        Acc acc = 0;
+        std::complex<double> acc = 0;
         forEachWeight(std::size_t(m), [&](const Footprint& fp) {
             for (int iz = 0; iz < fp.w[2]; ++iz)
                 for (int iy = 0; iy < fp.w[1]; ++iy) {
-                    const V* base = fine + fp.offset[1][iy] + fp.offset[2][iz];
-                    Acc row = 0;
-                    for (int ix = 0; ix < fp.w[0]; ++ix) row += fp.weight[0][ix] * Acc(base[fp.offset[0][ix]]);
+                    const C* base = fine + fp.offset[1][iy] + fp.offset[2][iz];
+                    std::complex<double> row = 0;
+                    for (int ix = 0; ix < fp.w[0]; ++ix) row += fp.weight[0][ix] * std::complex<double>(base[fp.offset[0][ix]]);
                     acc += fp.weight[2][iz] * fp.weight[1][iy] * row;
                 }
         });
-        c[m] = V(acc);
+        c[m] = C(acc);
     }
     progress.check();
 }

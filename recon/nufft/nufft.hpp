@@ -36,7 +36,6 @@ public:
     // Real values spread onto a real fine grid (Q's weights |phi|^2).
     void spread(const T* c, T* fine, const Progress& progress = {}) const;
     void interpolate(const C* fine, C* c, const Progress& progress = {}) const;
-    void interpolate(const T* fine, T* c, const Progress& progress = {}) const;
     // Keeps every sample's kernel weights (dims x W doubles per sample) so that later spreads and
     // interpolations look them up instead of evaluating the kernel: Pipe-Menon's repeated passes,
     // where the Kaiser-Bessel kernel's Bessel function was most of the time (docs/SCALING.md).
@@ -50,8 +49,6 @@ private:
     void forEachWeight(std::size_t m, F&& f) const;
     template <class V>
     void spreadValues(const V* c, V* fine, const Progress& progress) const;
-    template <class V>
-    void interpolateValues(const V* fine, V* c, const Progress& progress) const;
 
     SampleGrid grid_;
     SpreadKernel kernel_;
