@@ -132,15 +132,18 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
     std::string note;
     std::shared_ptr<Backend> backend = createBackend(choice, precision, &note);
     const std::string device = backend->info().describe();
-    // What is compared with plain CG from zero: the circulant preconditioner, the gridding start, both.
+    // What is compared with plain CG from zero: the circulant preconditioner, the gridding start, both,
+    // and density-weighted least squares (another problem: its iterates chase the same PSNR).
     struct Variant {
         const char* name;
         PreconditionerKind preconditioner;
         StartImage start;
+        DataWeighting weighting = DataWeighting::Uniform;
     };
     const std::vector<Variant> variants = {{"circulant", PreconditionerKind::Circulant, StartImage::Zero},
                                            {"gridding start", PreconditionerKind::None, StartImage::Gridding},
-                                           {"gridding+circulant", PreconditionerKind::Circulant, StartImage::Gridding}};
+                                           {"gridding+circulant", PreconditionerKind::Circulant, StartImage::Gridding},
+                                           {"density-weighted", PreconditionerKind::None, StartImage::Zero, DataWeighting::Density}};
     std::printf("Convergence with and without the circulant preconditioner and the gridding start, %s\n", device.c_str());
     std::printf("target: plain CG's PSNR after %d iterations from zero; times are whole reconstructions (Q, F^H d, the\n"
                 "preconditioner's eigenvalues and M^{-1}, the density weights and F^H (w d) of the gridding start, CG) from\n"
@@ -149,7 +152,7 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
                 iterations, kLambdaChangeTolerance);
     std::printf("%-22s %-10s %-11s %8s %8s | %-22s", "case", "grid", "prior", "lambda", "PSNR", "plain");
     for (const Variant& v : variants) std::printf(" | %-22s", v.name);
-    std::printf(" | %-22s | %-22s\n", "lambda x2 plain", "lambda x2 circulant");
+    std::printf(" | %-22s | %-22s | %-22s\n", "lambda x2 plain", "lambda x2 circulant", "lambda x2 weighted");
     std::ostringstream json;
     json << "[";
     bool first = true;
@@ -195,25 +198,31 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
             const Reach p2 = solveTo(plain, warm, 1e300, 4 * iterations);
 
             std::vector<Reach> reached;
-            Reach c2;
+            Reach c2, w2;
             for (const Variant& v : variants) {
                 ReconstructionSession s(backend);
                 s.setDataset(data);
                 SolveOptions ov = o;
                 ov.preconditioner = v.preconditioner;
                 ov.start = v.start;
+                ov.weighting = v.weighting;
                 reached.push_back(solveTo(s, ov, target, 2 * iterations));
                 if (v.preconditioner == PreconditionerKind::Circulant && v.start == StartImage::Zero) {
                     SolveOptions warmc = warm;
                     warmc.preconditioner = PreconditionerKind::Circulant;
                     c2 = solveTo(s, warmc, 1e300, 4 * iterations);
                 }
+                if (v.weighting == DataWeighting::Density) {
+                    SolveOptions warmw = warm;
+                    warmw.weighting = DataWeighting::Density;
+                    w2 = solveTo(s, warmw, 1e300, 4 * iterations);
+                }
             }
 
             std::printf("%-22s %-10s %-11s %8.3g %8.2f | %s", name.c_str(), data->grid.describe().c_str(), reg.c_str(), o.lambda,
                         target, cellWithCpu(p).c_str());
             for (const Reach& r : reached) std::printf(" | %s", cellWithCpu(r).c_str());
-            std::printf(" | %s | %s\n", cellWithCpu(p2).c_str(), cellWithCpu(c2).c_str());
+            std::printf(" | %s | %s | %s\n", cellWithCpu(p2).c_str(), cellWithCpu(c2).c_str(), cellWithCpu(w2).c_str());
             std::fflush(stdout);
             auto obj = [](const Reach& r) {
                 std::ostringstream s;
@@ -227,7 +236,74 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
                  << ",\"target_psnr_db\":" << jsonNumber(target) << ",\"plain\":" << obj(p);
             for (std::size_t i = 0; i < variants.size(); ++i) json << "," << jsonString(variants[i].name) << ":" << obj(reached[i]);
             json << ",\"lambda2_tolerance\":" << jsonNumber(kLambdaChangeTolerance) << ",\"lambda2_plain\":" << obj(p2)
-                 << ",\"lambda2_circulant\":" << obj(c2) << ",\"device\":" << jsonString(device) << "}";
+                 << ",\"lambda2_circulant\":" << obj(c2) << ",\"lambda2_weighted\":" << obj(w2) << ",\"device\":" << jsonString(device) << "}";
+            first = false;
+        }
+    }
+    json << "]\n";
+    if (!json_path.empty()) io::writeTextAtomically(json_path, json.str());  // never a half-written file
+}
+
+void runLambdaChangeStudy(const std::string& cases, const std::string& regularizers, BackendChoice choice, Precision precision,
+                          int iterations, DataWeighting weighting, const std::string& json_path) {
+    constexpr double kBand = 0.1;         // dB from the converged image's PSNR: "converged" (issue 17)
+    constexpr double kConverged = 1e-4;   // the references' relative residual
+    std::string note;
+    std::shared_ptr<Backend> backend = createBackend(choice, precision, &note);
+    const std::string device = backend->info().describe();
+    std::printf("A lambda change, warm, %s, data term %s\n", device.c_str(), toString(weighting).c_str());
+    std::printf("cold: a fresh session's %d iterations (whole: Q, F^H d, weights, CG); references: cold solves to a\n"
+                "relative residual of %g at 2 lambda and at lambda, the second left resident; then lambda x2 and back\n"
+                "(x0.5), warm, until the PSNR is within %.1f dB of the reference's ('>': not reached in %d iterations);\n"
+                "each cell: iterations, wall s, CPU s (all threads; M^{-1}'s rebuild included where there is one)\n\n",
+                iterations, kConverged, kBand, 2 * iterations);
+    std::printf("%-14s %-11s %7s | %-22s %7s | %7s %7s | %-22s | %-22s\n", "case", "prior", "lambda", "cold", "PSNR", "ref 2x",
+                "ref 1x", "lambda x2, warm", "lambda x0.5, warm");
+    std::ostringstream json;
+    json << "[";
+    bool first = true;
+    for (const std::string& name : split(cases)) {
+        const CaseSpec spec = caseOf(name);
+        std::fprintf(stderr, "simulating %s ...\n", name.c_str());
+        const auto data = simulate(spec);
+        const std::vector<std::string> regs = regularizers == "case" ? std::vector<std::string>{spec.regularizer} : split(regularizers);
+        for (const std::string& reg : regs) {
+            SolveOptions o;
+            o.regularizer = parseRegularizer(reg);
+            if (isSparse(o.regularizer)) throw UsageError("--lambda-change: for the quadratic priors (--sparse measures the others)");
+            o.lambda = reg == spec.regularizer ? spec.lambda : (o.regularizer == RegularizerKind::AnatomicalFiniteDifference ? 30 : 0.2);
+            o.weighting = weighting;
+            ReconstructionSession s(backend);
+            s.setDataset(data);
+            Reach cold = solveTo(s, o, 1e300, iterations);
+            cold.reached = true;
+            SolveOptions ref = o;
+            ref.tolerance = kConverged;
+            ref.lambda = 2 * o.lambda;
+            const Reach ref2 = solveTo(s, ref, 1e300, 20 * iterations);
+            ref.lambda = o.lambda;
+            const Reach ref1 = solveTo(s, ref, 1e300, 20 * iterations);  // resident: the converged image at lambda
+            SolveOptions warm = o;
+            warm.warm_start = true;
+            warm.lambda = 2 * o.lambda;
+            const Reach up = solveTo(s, warm, ref2.psnr, 2 * iterations, kBand);
+            warm.lambda = o.lambda;
+            const Reach down = solveTo(s, warm, ref1.psnr, 2 * iterations, kBand);
+            std::printf("%-14s %-11s %7.3g | %s %7.2f | %7.2f %7.2f | %s | %s\n", name.c_str(), reg.c_str(), o.lambda,
+                        cellWithCpu(cold).c_str(), cold.psnr, ref2.psnr, ref1.psnr, cellWithCpu(up).c_str(), cellWithCpu(down).c_str());
+            std::fflush(stdout);
+            auto obj = [](const Reach& r) {
+                std::ostringstream js;
+                js << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds)
+                   << ",\"cpu_seconds\":" << jsonNumber(r.cpu_seconds) << ",\"psnr_db\":" << jsonNumber(r.psnr)
+                   << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
+                return js.str();
+            };
+            json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
+                 << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
+                 << ",\"weighting\":" << jsonString(toString(weighting)) << ",\"band_db\":" << jsonNumber(kBand)
+                 << ",\"cold\":" << obj(cold) << ",\"reference_2x\":" << obj(ref2) << ",\"reference_1x\":" << obj(ref1)
+                 << ",\"lambda_x2\":" << obj(up) << ",\"lambda_x05\":" << obj(down) << ",\"device\":" << jsonString(device) << "}";
             first = false;
         }
     }

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "recon/core/data_weighting.hpp"
 #include "recon/core/types.hpp"
 
 namespace recon::cli {
@@ -16,6 +17,13 @@ namespace recon::cli {
 // comma list. Prints the table; writes JSON rows to `json_path` when not empty.
 void runConvergenceStudy(const std::string& cases, const std::string& regularizers, BackendChoice backend,
                          Precision precision, int iterations, const std::string& json_path);
+
+// `reconstudio-cli benchmark --lambda-change CASES`: issue 17's lambda change at a case's size, as
+// printed rows. Per case and quadratic prior: a fresh session's cold solve, converged references
+// at 2 lambda and lambda, then lambda x2 and back, warm, until the PSNR is within 0.1 dB of the
+// converged image's at the new lambda: iterations, wall and CPU seconds.
+void runLambdaChangeStudy(const std::string& cases, const std::string& regularizers, BackendChoice backend, Precision precision,
+                          int iterations, DataWeighting weighting, const std::string& json_path);
 
 // `reconstudio-cli benchmark --sparse CASES`: the sparse priors' speed targets (issue 13), as
 // printed rows. Per case and prior (tv: ADMM; wavelet: FISTA and POGM), the PSNR after `reference`

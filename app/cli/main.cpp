@@ -121,6 +121,9 @@ Reconstruction:
                          approximation: fewer iterations, same solution)
   --start S              quadratic CG's start: zero (default) | gridding (F^H (w d) with gridding's
                          density weights, least-squares scaled: the same solution)
+  --data-weighting W     quadratic CG's data term: uniform (least squares; default) | density
+                         (weighted by gridding's density weights: another problem, whose early
+                         iterates are good images; lambda's s = Q_D(0))
   --precision P          float32 (default) | float64
   --backend B            auto (default) | cpu | cuda
   --method M             Fourier method: nufft (CPU default), direct, or a GPU kernel
@@ -365,6 +368,7 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.coil_combination = parseCoilCombination(a.get("coil-combine", "sos"));
     o.preconditioner = parsePreconditioner(a.get("preconditioner", toString(SolveOptions{}.preconditioner)));
     o.start = parseStartImage(a.get("start", toString(SolveOptions{}.start)));
+    o.weighting = parseDataWeighting(a.get("data-weighting", toString(SolveOptions{}.weighting)));
     if (o.iterations < 0 || o.iterations > 100000) throw UsageError("--iterations must be between 0 and 100000");
     return o;
 }
@@ -406,7 +410,7 @@ const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet",
                                              "admm-relaxation", "admm-preconditioner", "sparse-solver",
                                              "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
-                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "start", "gpus"};
+                                             "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "start", "data-weighting", "gpus"};
 
 std::set<std::string> merged(std::initializer_list<std::set<std::string>> sets) {
     std::set<std::string> out;

@@ -84,14 +84,30 @@ void NufftPlan<T>::forEachWeight(std::size_t m, F&& f) const {
             continue;
         }
         const int st = start_[3 * m + a];
+        const double* kept = weights_.empty() ? nullptr : &weights_[(3 * m + std::size_t(a)) * std::size_t(weights_stride_)];
         int c = wrap(st, G_[a]);
         for (int i = 0; i < W_[a]; ++i) {
             fp.offset[a][i] = std::size_t(c) * stride[a];
-            fp.weight[a][i] = kernel_.value(st + i - pos_[3 * m + a]);
+            fp.weight[a][i] = kept ? kept[i] : kernel_.value(st + i - pos_[3 * m + a]);
             if (++c == G_[a]) c = 0;
         }
     }
     f(fp);
+}
+
+template <class T>
+void NufftPlan<T>::keepKernelWeights() {
+    if (!weights_.empty()) return;
+    const int stride = *std::max_element(W_.begin(), W_.end());
+    std::vector<double> w(3 * M_ * std::size_t(stride), 0.0);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t m = 0; m < std::int64_t(M_); ++m)
+        for (int a = 0; a < dims_; ++a) {
+            double* out = &w[(3 * std::size_t(m) + std::size_t(a)) * std::size_t(stride)];
+            for (int i = 0; i < W_[a]; ++i) out[i] = kernel_.value(start_[3 * m + a] + i - pos_[3 * m + a]);
+        }
+    weights_ = std::move(w);
+    weights_stride_ = stride;
 }
 
 template <class T>

@@ -36,6 +36,10 @@ public:
     // Real values spread onto a real fine grid (Q's weights |phi|^2).
     void spread(const T* c, T* fine, const Progress& progress = {}) const;
     void interpolate(const C* fine, C* c, const Progress& progress = {}) const;
+    // Keeps every sample's kernel weights (dims x W doubles per sample) so that later spreads and
+    // interpolations look them up instead of evaluating the kernel: Pipe-Menon's repeated passes,
+    // where the Kaiser-Bessel kernel's Bessel function was most of the time (docs/SCALING.md).
+    void keepKernelWeights();
     std::size_t fineSize() const { return std::size_t(G_[0]) * G_[1] * G_[2]; }
     std::array<int, 3> fineShape() const { return G_; }
     const SpreadKernel& kernel() const { return kernel_; }
@@ -55,6 +59,8 @@ private:
     std::array<int, 3> W_{1, 1, 1};
     std::vector<double> pos_;         // 3 per sample: position in fine cells, in [0, G)
     std::vector<int> start_;          // 3 per sample: first cell touched (may be negative)
+    std::vector<double> weights_;     // keepKernelWeights: 3 W_max per sample, else empty
+    int weights_stride_ = 0;          // W_max
     std::vector<std::vector<std::uint32_t>> bucket_;  // samples by start cell (mod G) on the slow axis
     std::array<std::vector<double>, 3> deapod_;
     // Made on first use: a measured plan costs up to seconds the first time a machine sees a

@@ -29,6 +29,11 @@ std::string methodKey(const FourierMethod& m) {
     return m.name;
 }
 
+// What the data term's caches (Q, F, the circulant's eigenvalues) are kept under.
+std::string modelKey(const FourierMethod& m, DataWeighting w) {
+    return w == DataWeighting::Uniform ? methodKey(m) : methodKey(m) + " | density-weighted";
+}
+
 // Gridding output in image units: the adjoint sum over density-weighted data
 // approximates N^d times the object (docs/CONVENTIONS.md), so divide once here.
 void toImageUnits(ComplexArray& img, const Grid& g) {
@@ -51,6 +56,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     density_seconds_.clear();
     fhd_.clear();
     gridded_.clear();
+    weighted_fhd_.clear();
     toeplitz_.clear();
     fourier_.clear();
     regularizer_.reset();
@@ -83,12 +89,31 @@ std::vector<double> ReconstructionSession::phiValues() const {
     return phi;
 }
 
-double ReconstructionSession::lambdaScale() const {
-    const Dataset& d = dataset();
-    return regularizationScale(d.basis, d.grid, d.trajectory);
+std::vector<double> ReconstructionSession::modelPhi(DataWeighting weighting) {
+    std::vector<double> phi = phiValues();
+    if (weighting == DataWeighting::Density) {
+        const std::vector<double>& w = densityWeights(weightingDensityMethod());
+        for (std::size_t m = 0; m < phi.size(); ++m) phi[m] *= std::sqrt(w[m]);
+    }
+    return phi;
 }
 
-std::string toString(DensityMethod m) { return m == DensityMethod::PipeMenon ? "pipe-menon" : "radial-ramp"; }
+double ReconstructionSession::lambdaScale(DataWeighting weighting) {
+    const Dataset& d = dataset();
+    if (weighting == DataWeighting::Uniform) return regularizationScale(d.basis, d.grid, d.trajectory);
+    double s = 0;  // Q_D(0) = sum_m w_m |phi_m|^2: the mean eigenvalue of F^H D F, as Q(0) is F^H F's
+    for (double p : modelPhi(weighting)) s += p * p;
+    return s;
+}
+
+std::string toString(DensityMethod m) {
+    switch (m) {
+        case DensityMethod::PipeMenon: return "pipe-menon";
+        case DensityMethod::RadialRamp: return "radial-ramp";
+        case DensityMethod::Jackson: return "jackson";
+    }
+    return "pipe-menon";
+}
 
 DensityMethod ReconstructionSession::trilinearDensityMethod() const {
     const Dataset& d = dataset();
@@ -103,6 +128,11 @@ DensityMethod ReconstructionSession::kaiserBesselDensityMethod() const {
                                                                           : DensityMethod::PipeMenon;
 }
 
+DensityMethod ReconstructionSession::weightingDensityMethod() const {
+    const DensityMethod kb = kaiserBesselDensityMethod();
+    return kb == DensityMethod::PipeMenon ? DensityMethod::Jackson : kb;
+}
+
 const std::vector<double>& ReconstructionSession::densityWeights(DensityMethod method, const Progress& progress) {
     const Dataset& d = dataset();
     {
@@ -114,9 +144,11 @@ const std::vector<double>& ReconstructionSession::densityWeights(DensityMethod m
     std::vector<double> w;
     if (!d.density.empty()) {
         w = d.density;
-    } else if (method == DensityMethod::PipeMenon) {
+    } else if (method == DensityMethod::PipeMenon || method == DensityMethod::Jackson) {
         requireMemory(false);
-        w = backend_->densityCompensation(d.trajectory, d.grid, kaiserBesselGridding(2.0, 4), kPipeMenonIterations, progress);
+        // Jackson's weights are Pipe-Menon's first iterate, from the same kernel.
+        w = backend_->densityCompensation(d.trajectory, d.grid, kaiserBesselGridding(2.0, 4),
+                                          method == DensityMethod::Jackson ? 1 : kPipeMenonIterations, progress);
     } else {
         // |k|^(d-1), scaled so the weights add up to the volume of the ball the spokes cover.
         const Trajectory& t = d.trajectory;
@@ -248,16 +280,17 @@ std::shared_ptr<const Vector> ReconstructionSession::weightedAdjoint(AdjointCach
     return out;
 }
 
-std::shared_ptr<const ToeplitzOperator> ReconstructionSession::toeplitz(const FourierMethod& method, const Progress& progress) {
+std::shared_ptr<const ToeplitzOperator> ReconstructionSession::toeplitz(const FourierMethod& method, const Progress& progress,
+                                                                        DataWeighting weighting) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(method);
-    const std::string key = methodKey(m);
+    const std::string key = modelKey(m, weighting);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         auto it = toeplitz_.find(key);
         if (it != toeplitz_.end()) return it->second;
     }
-    std::vector<double> phi2 = phiValues();
+    std::vector<double> phi2 = modelPhi(weighting);
     for (auto& p : phi2) p *= p;
     std::shared_ptr<const ToeplitzOperator> tk = backend_->makeToeplitz(d.grid, d.trajectory, phi2, m, progress);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -265,16 +298,17 @@ std::shared_ptr<const ToeplitzOperator> ReconstructionSession::toeplitz(const Fo
     return tk;
 }
 
-LinearOperatorPtr ReconstructionSession::fourierOperator(const FourierMethod& method, const Progress& progress) {
+LinearOperatorPtr ReconstructionSession::fourierOperator(const FourierMethod& method, const Progress& progress,
+                                                        DataWeighting weighting) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(method);
-    const std::string key = methodKey(m);
+    const std::string key = modelKey(m, weighting);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         auto it = fourier_.find(key);
         if (it != fourier_.end()) return it->second;
     }
-    LinearOperatorPtr f = recon::fourierOperator(*backend_, d.trajectory, d.grid, phiValues(), m, toeplitz(m, progress));
+    LinearOperatorPtr f = recon::fourierOperator(*backend_, d.trajectory, d.grid, modelPhi(weighting), m, toeplitz(m, progress, weighting));
     std::lock_guard<std::mutex> lock(mutex_);
     fourier_[key] = f;
     return f;
@@ -311,15 +345,16 @@ LinearOperatorPtr ReconstructionSession::regularizerOperator(const SolveOptions&
     return op;
 }
 
-std::shared_ptr<const Vector> ReconstructionSession::circulantData(const FourierMethod& m, const Progress& progress) {
-    const std::string mkey = methodKey(m);
+std::shared_ptr<const Vector> ReconstructionSession::circulantData(const FourierMethod& m, const Progress& progress,
+                                                                   DataWeighting weighting) {
+    const std::string mkey = modelKey(m, weighting);
     auto it = circulant_data_.find(mkey);
     if (it == circulant_data_.end()) {
         // T. Chan's optimal circulant: measured on the demo cases it needs fewer iterations than
         // Strang's, whose wrapped-off corners of Q leave negative eigenvalues for the floor to catch.
         // Folded and transformed where Q lives (on a GPU nothing crosses to the host).
         it = circulant_data_
-                 .emplace(mkey, std::make_shared<const Vector>(circulantEigenvalues(*backend_, *toeplitz(m, progress), CirculantApproximation::Chan)))
+                 .emplace(mkey, std::make_shared<const Vector>(circulantEigenvalues(*backend_, *toeplitz(m, progress, weighting), CirculantApproximation::Chan)))
                  .first;
     }
     return it->second;
@@ -341,11 +376,11 @@ LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts
     if (resolvePreconditioner(opts.preconditioner, backend_->info(), opts.regularizer) == PreconditionerKind::None) return nullptr;
     const Dataset& d = dataset();
     const FourierMethod m = resolve(opts.method);
-    const std::string mkey = methodKey(m);
+    const std::string mkey = modelKey(m, opts.weighting);
     std::ostringstream key;
     key << mkey << " | " << (with_penalty ? toString(opts.regularizer) : "none") << " | " << (with_penalty ? weight : 0.0);
     if (preconditioner_.op && preconditioner_.key == key.str()) return preconditioner_.op;
-    const std::shared_ptr<const Vector> data_eig = circulantData(m, progress);
+    const std::shared_ptr<const Vector> data_eig = circulantData(m, progress, opts.weighting);
     std::shared_ptr<const Vector> penalty;
     if (with_penalty) {
         auto it = circulant_penalty_.find(opts.regularizer);
@@ -387,6 +422,7 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
             std::lock_guard<std::mutex> lock(mutex_);
             fhd_.clear();
             gridded_.clear();
+            weighted_fhd_.clear();
             toeplitz_.clear();
             fourier_.clear();
             regularizer_.reset();
@@ -418,29 +454,38 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         building = toeplitz_.find(methodKey(m)) == toeplitz_.end();
     }
     if (building) requireMemory(true);
+    if (opts.weighting != DataWeighting::Uniform && (sense || sparse))
+        throw InputError("density-weighted least squares is for the quadratic priors' CG (tikhonov, fd, anatomical), not " +
+                         std::string(sense ? "SENSE" : "the sparse priors") + ": use --data-weighting uniform");
     if (sense) return solveSense(opts, monitor, warm);
     if (sparse) return solveSparse(opts, monitor, warm);
 
     SolveResult result;
     result.method = methodKey(m);
     result.lambda = opts.lambda;
-    result.lambda_scale = lambdaScale();
+    const bool weighted = opts.weighting == DataWeighting::Density;
+    if (weighted) densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights));
+    result.lambda_scale = lambdaScale(opts.weighting);
     const double penalty_weight = opts.lambda * result.lambda_scale;
     if (!std::isfinite(penalty_weight))
         throw InputError("lambda * s overflows: lambda = " + std::to_string(opts.lambda) + " is too large");
 
-    LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
+    LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel), opts.weighting);
     // The penalty term stays in a resident solve once it is there (weight 0 for lambda = 0).
-    const std::string key = result.method + " | " + toString(opts.regularizer);
+    const std::string key = modelKey(m, opts.weighting) + " | " + toString(opts.regularizer);
     const bool continue_resident = opts.warm_start && d.coils == 1 && resident_.cg && resident_.key == key;
     LinearOperatorPtr reg = (opts.lambda > 0 || continue_resident) ? regularizerOperator(opts) : nullptr;
 
     auto makeSolver = [&](int c) {
         std::vector<NormalTerm> terms{{"data", 1.0, fourier}};
         if (reg) terms.push_back({"penalty", penalty_weight, reg});
+        // ||D^{1/2} d||^2 and (D^{1/2} F)^H D^{1/2} d = F^H (w d), the gridding start's adjoint.
+        const std::vector<double>* w = weighted ? &densityWeights(weightingDensityMethod()) : nullptr;
         double dn = 0;
-        for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
-        auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), *adjointData(c, m, monitor.progress(Phase::AdjointData)), dn);
+        for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]) * (w ? (*w)[i] : 1.0);
+        const Progress adjoint_progress = monitor.progress(Phase::AdjointData);
+        auto cg = std::make_unique<NormalEquationsCg>(
+            std::move(terms), weighted ? *weightedAdjoint(weighted_fhd_, c, m, w, adjoint_progress) : *adjointData(c, m, adjoint_progress), dn);
         if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
         if (LinearOperatorPtr pm = preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)))
             cg->setPreconditioner(std::move(pm));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "recon/backend/backend.hpp"
+#include "recon/core/data_weighting.hpp"
 #include "recon/core/dataset.hpp"
 #include "recon/core/preconditioner_kind.hpp"
 #include "recon/core/start_image.hpp"
@@ -65,6 +66,10 @@ struct SolveOptions {
     // Where a cold quadratic CG solve starts (single-image solves; not SENSE or ADMM): zero, or
     // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
     StartImage start = StartImage::Zero;
+    // The quadratic CG's data term (single-image solves; not SENSE or the sparse priors): least
+    // squares, or least squares weighted by the density weights gridding uses (another problem:
+    // F^H D F x = F^H D d, lambda's s = Q_D(0); docs/SCALING.md).
+    DataWeighting weighting = DataWeighting::Uniform;
     AnatomicalOptions anatomical;
     // The sparse priors (tv, wavelet, anatomical-tv; recon/session/sparse_solve.cpp): a sum of
     // terms, each with its own lambda. Empty: the one term (regularizer, lambda) above.
@@ -153,7 +158,9 @@ struct GriddingResult {
 // Density compensation for gridding. Pipe-Menon works for any trajectory; the
 // radial ramp |k|^(d-1) is the analytic density of radial sampling, the seeds'
 // era choice for simple gridding, and applies to radial trajectories only.
-enum class DensityMethod { PipeMenon, RadialRamp };
+// Jackson et al. 1991: the inverse of the sampling density smoothed by the gridding kernel's
+// autocorrelation, which is Pipe-Menon's first iterate (the density-weighted CG's weights).
+enum class DensityMethod { PipeMenon, RadialRamp, Jackson };
 std::string toString(DensityMethod m);
 // Pipe-Menon's iterations. Measured on the demo cases (docs/SCALING.md): 5 iterations give
 // weights within 2.2 % (RMS) of 20's and Kaiser-Bessel gridding within 0.04 dB of its PSNR
@@ -231,6 +238,11 @@ public:
     // (Measured on BART's phantoms, tools/bart: the ramp wins by 0.03-0.05 dB at
     // Nyquist in 3D and with noise; Pipe-Menon by 0.2 dB at 3x and 1.1 dB at 6x.)
     DensityMethod kaiserBesselDensityMethod() const;
+    // The density-weighted CG's weights (SolveOptions::weighting): the radial ramp where gridding
+    // uses it, else Jackson's. On BART's kooshballs (docs/SCALING.md) Jackson's weights reached the
+    // same PSNR in the same iterations as Pipe-Menon's 5 at a fraction of the cost; the ramp on
+    // undersampled spokes never did.
+    DensityMethod weightingDensityMethod() const;
 
     // F^H d of one coil (kept in the backend's memory) and the Toeplitz kernel, cached per method.
     std::shared_ptr<const Vector> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
@@ -240,17 +252,22 @@ public:
     // F^H (w d) of one coil with the density weights gridding uses (densityWeights()), on the
     // backend, cached per method: StartImage::Gridding's start before its scaling.
     std::shared_ptr<const Vector> densityWeightedAdjoint(int coil, const FourierMethod& method, const Progress& progress = {});
-    std::shared_ptr<const ToeplitzOperator> toeplitz(const FourierMethod& method, const Progress& progress = {});
-    // The eigenvalues of T. Chan's circulant of F^H F for a method (cached).
+    // The Toeplitz kernel of F^H F, or of F^H D F with the density weights (cached per method and weighting).
+    std::shared_ptr<const ToeplitzOperator> toeplitz(const FourierMethod& method, const Progress& progress = {},
+                                                     DataWeighting weighting = DataWeighting::Uniform);
+    // The eigenvalues of T. Chan's circulant of F^H F (or F^H D F) for a method (cached).
     // On the session's backend (computed where Q lives).
-    std::shared_ptr<const Vector> circulantData(const FourierMethod& method, const Progress& progress);
+    std::shared_ptr<const Vector> circulantData(const FourierMethod& method, const Progress& progress,
+                                                DataWeighting weighting = DataWeighting::Uniform);
     // ADMM's inner preconditioner for the rho of each term (sparse_solve.cpp).
     std::function<LinearOperatorPtr(const std::vector<double>&)> admmPreconditioner(const std::vector<SparseTerm>& terms,
                                                                                    const std::vector<SolveOptions::PriorTerm>& priors,
                                                                                    const SolveOptions& opts, const FourierMethod& m,
                                                                                    Monitor& monitor);
-    // F = diag(phi) * (the backend's Fourier sums), its normal F^H F through the Toeplitz kernel.
-    LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {});
+    // F = diag(phi) * (the backend's Fourier sums), its normal F^H F through the Toeplitz kernel;
+    // density-weighted: D^{1/2} F (phi sqrt(w)), its normal F^H D F.
+    LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {},
+                                      DataWeighting weighting = DataWeighting::Uniform);
     // W as an operator on the backend, cached per kind: fd and anatomical matrix-free (the
     // gradient stencil, its normal W^T W in one pass; recon/priors quadraticRegularizer),
     // Tikhonov the identity as a sparse matrix.
@@ -259,7 +276,7 @@ public:
     // is false): the circulants' eigenvalues cached per method and regulariser, only M^{-1}
     // rebuilt for a new weight. Null for PreconditionerKind::None.
     LinearOperatorPtr preconditioner(const SolveOptions& opts, bool with_penalty, double weight, const Progress& progress = {});
-    double lambdaScale() const;  // s = Q(0)
+    double lambdaScale(DataWeighting weighting = DataWeighting::Uniform);  // s = Q(0), density-weighted Q_D(0)
 
     // The iterative reconstruction, reporting through `monitor` (phases, iterations, cancel).
     // `warm` (an image) starts CG there; opts.warm_start continues the resident solve instead.
@@ -291,6 +308,8 @@ public:
 
 private:
     std::vector<double> phiValues() const;  // phi(k_m), real
+    // phi(k_m), or phi(k_m) sqrt(w_m) density-weighted: the data term's D^{1/2} F is F with these.
+    std::vector<double> modelPhi(DataWeighting weighting);
     // The data set's reference image for opts.regularizer (null if none); InputError when the anatomical kind has none.
     const ComplexArray* regularizerReference(const SolveOptions& opts) const;
     // solve() for the sparse priors: ADMM (recon/session/sparse_solve.cpp).
@@ -306,6 +325,7 @@ private:
     using AdjointCache = std::map<std::string, std::vector<std::shared_ptr<const Vector>>>;  // method key -> per coil
     AdjointCache fhd_;      // F^H d
     AdjointCache gridded_;  // F^H (w d)
+    AdjointCache weighted_fhd_;  // F^H (w d) with weightingDensityMethod()'s w: the density-weighted CG's b
     // F^H (w d) (weights null: F^H d) of one coil on the backend, cached in `cache`.
     std::shared_ptr<const Vector> weightedAdjoint(AdjointCache& cache, int coil, const FourierMethod& method,
                                                   const std::vector<double>* weights, const Progress& progress);
