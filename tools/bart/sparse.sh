@@ -2,8 +2,9 @@
 # Sparse priors on one undersampled radial case made by BART: ours (`reconstudio-cli recon`: TV by ADMM,
 # isotropic, anisotropic, and their sum 0.3 lambda isotropic + 0.7 lambda anisotropic (`--priors`), Haar
 # wavelets by POGM, finite differences by CG, each at the best lambda of a sweep; TV and wavelets also at --lambda
-# auto) against `bart pics` (-R T, ADMM; -R W with --wavelet haar, FISTA with -e; -l2), best lambda of a
-# sweep each. PSNR and percent error against BART's truth (`bart phantom -x N`, -3 in 3D), and each
+# auto) against `bart pics` (-R T, ADMM; anisotropic TV as one -R T term per axis, -R T:1:0 -R T:2:0[ -R
+# T:4:0], whose thresholds act on each difference alone; -R W with --wavelet haar, FISTA with -e; -l2),
+# best lambda of a sweep each. PSNR and percent error against BART's truth (`bart phantom -x N`, -3 in 3D), and each
 # best run's whole process timed by /usr/bin/time: wall seconds and CPU seconds (user + sys).
 # Both sides: OMP_NUM_THREADS=2 (ours --threads 2), OMP_WAIT_POLICY=passive, the same machine, one run,
 # interleaved (ours' TV sweeps, BART's T sweep, ours' wavelets, BART's W, fd, l2, then the refinements).
@@ -120,7 +121,7 @@ first_steps() {  # first_steps METHOD LAMBDA PSNR MAX: the first multiple of 10 
         $(prior "$1" "$2") --iterations "$4" --threads 2 --output ours.cfl 2>&1 >/dev/null |
         awk -v P="$3" 'match($0, /[0-9]+\/[0-9]+ .*PSNR +[0-9.]+ dB/) {
             split(substr($0, RSTART, RLENGTH), a, /[\/ ]+/); k = a[1]; p = $0; sub(/.*PSNR +/, "", p); sub(/ dB.*/, "", p)
-            if (p + 0.005 >= P) { print k; exit } }'
+            if (!found && p + 0.005 >= P) { print k; found = 1 } }'  # reads to the end: no SIGPIPE
 }
 pics() {  # pics LAMBDA ARGS...
     local l=$1; shift
@@ -128,7 +129,9 @@ pics() {  # pics LAMBDA ARGS...
     bart scale "$(echo "$(power "$n" "$dims / 2") / $C" | bc -l)" pics pics_model >/dev/null
     echo "$(quality truth pics_model) $l $times"
 }
-declare -A side=([tv]=ours [tva]=ours [tvm]=ours [wavelet]=ours [fd]=ours [T]=bart [W]=bart [l2]=bart)
+declare -A side=([tv]=ours [tva]=ours [tvm]=ours [wavelet]=ours [fd]=ours [T]=bart [Ta]=bart [W]=bart [l2]=bart)
+# BART's TV thresholds the gradient's components jointly (isotropic); one term per axis is the anisotropic form.
+axis_terms="-R T:1:0:LAMBDA -R T:2:0:LAMBDA"; [[ $dims == 2 ]] || axis_terms+=" -R T:4:0:LAMBDA"
 declare -A name=(
     [tv]="ReconStudio TV (ADMM), $ours_iterations iterations"
     [tva]="ReconStudio anisotropic TV (ADMM), $ours_iterations iterations"
@@ -136,6 +139,7 @@ declare -A name=(
     [wavelet]="ReconStudio Haar wavelets (POGM), $ours_iterations iterations"
     [fd]="ReconStudio finite differences (CG), 60 iterations"
     [T]="BART pics -R T:$flags:0:lambda (ADMM), $pics_iterations iterations"
+    [Ta]="BART pics ${axis_terms//LAMBDA/lambda} (anisotropic TV by ADMM), $pics_iterations iterations"
     [W]="BART pics -R W:$flags:0:lambda --wavelet haar -e (FISTA), $pics_iterations iterations"
     [l2]="BART pics -l2 -r lambda, $l2_iterations iterations")
 run() {  # run METHOD LAMBDA: one run of the sweep, logged
@@ -144,6 +148,7 @@ run() {  # run METHOD LAMBDA: one run of the sweep, logged
         tv|tva|tvm|wavelet) r=$(ours "$1" "$2" "$ours_iterations") ;;
         fd) r=$(ours fd "$2" 60) ;;
         T) r=$(pics "$2" -R "T:$flags:0:$2" -i "$pics_iterations") ;;
+        Ta) r=$(pics "$2" ${axis_terms//LAMBDA/$2} -i "$pics_iterations") ;;
         W) r=$(pics "$2" -R "W:$flags:0:$2" --wavelet haar -e -i "$pics_iterations") ;;
         l2) r=$(pics "$2" -l2 -r "$2" -i "$l2_iterations") ;;
     esac
@@ -158,7 +163,7 @@ for l in $pics_l2_lambdas; do
     fd_lambdas+=" $(echo "scale=12; $l * $(power "$n" "$dims") / ($n * $spokes)" | bc -l | sed 's/^\./0./')"
 done
 declare -A grid=([tv]=$ours_lambdas [tva]=$ours_lambdas [tvm]=$ours_lambdas [wavelet]=$ours_lambdas [fd]=$fd_lambdas
-                 [T]=$pics_lambdas [W]=$pics_lambdas [l2]=$pics_l2_lambdas)
+                 [T]=$pics_lambdas [Ta]=$pics_lambdas [W]=$pics_lambdas [l2]=$pics_l2_lambdas)
 declare -A best coarse_psnr coarse_lambda refined capped  # best[m]: "psnr error lambda wall cpu" (lambda as given)
 coarse() {  # coarse METHOD: its grid, its best in best[m]; every result in coarse_psnr["m l"]
     local m=$1 l r
@@ -192,16 +197,16 @@ refine() {  # refine METHOD: climb from the coarse best in refine_step steps, be
     done
     refined[$m]=1
 }
-for m in tv T tva tvm wavelet W fd l2; do coarse "$m"; done
+for m in tv T tva Ta tvm wavelet W fd l2; do coarse "$m"; done
 for s in ours bart; do  # refine the methods within refine_within dB of their side's best coarse result
     top=""
-    for m in tv tva tvm wavelet fd T W l2; do
+    for m in tv tva tvm wavelet fd T Ta W l2; do
         [[ ${side[$m]} == "$s" ]] || continue
         if [[ -z $top ]] || above "${best[$m]%% *}" "$top"; then top=${best[$m]%% *}; fi
     done
     declare "top_$s=$top"
 done
-for m in tv T tva tvm wavelet W fd l2; do
+for m in tv T tva Ta tvm wavelet W fd l2; do
     top=$(eval echo "\$top_${side[$m]}"); read -ra g <<< "${grid[$m]}"
     [[ ${coarse_lambda[$m]} != 0 ]] || continue
     # A best at a grid's edge is climbed too: how far its curve rises beyond the edge is unknown.
@@ -246,7 +251,7 @@ for m in tv tva tvm wavelet fd; do
         fi
     fi
 done
-for m in T W l2; do
+for m in T Ta W l2; do
     set -- ${best[$m]}
     row "${name[$m]}, best of sweep" "$3$(how "$m")" "$1" "$2" "$4" "$5"
     consider bart "$1" "$2" "$4" "$5" "${name[$m]%%,*}"
