@@ -122,8 +122,8 @@ Reconstruction:
   --tolerance T          stop when the relative residual < T (default 0: run all)
   --preconditioner P     quadratic CG: none (default) | circulant (the inverse of F^H F + lambda s W^H W's
                          circulant approximation: fewer iterations, same solution)
-  --start S              quadratic CG's start: zero (default) | gridding (F^H (w d) with gridding's
-                         density weights, least-squares scaled: the same solution)
+  --start S              quadratic CG's and ADMM's start: zero (default) | gridding (F^H (w d) with
+                         gridding's density weights, least-squares scaled: the same solution)
   --precision P          float32 (default) | float64
   --backend B            auto (default) | cpu | cuda
   --method M             Fourier method: nufft (CPU default), direct, or a GPU kernel

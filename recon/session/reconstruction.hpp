@@ -58,7 +58,7 @@ struct SolveOptions {
     // M^{-1} of the quadratic CG (single-image solves; not SENSE; ADMM's is below): the inverse of the
     // circulant approximation of F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp).
     PreconditionerKind preconditioner = PreconditionerKind::None;
-    // Where a cold quadratic CG solve starts (single-image solves; not SENSE or ADMM): zero, or
+    // Where a cold quadratic CG or ADMM solve starts (not SENSE, FISTA or POGM): zero, or
     // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
     StartImage start = StartImage::Zero;
     AnatomicalOptions anatomical;

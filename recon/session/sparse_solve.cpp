@@ -219,7 +219,12 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                     ao.preconditioner = admmPreconditioner(terms, priors, opts, m, monitor);
                 owned_admm = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
                 if (truth) owned_admm->setTruth(d.truth);
-                if (start) owned_admm->setInitial(*warm);
+                if (start) {
+                    owned_admm->setInitial(*warm);
+                } else if (opts.start == StartImage::Gridding) {
+                    densityWeights(monitor.progress(Phase::DensityWeights));
+                    owned_admm->setInitialScaled(*densityWeightedAdjoint(c, m, monitor.progress(Phase::AdjointData)));
+                }
                 alg = owned_admm.get();
             }
         }

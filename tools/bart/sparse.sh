@@ -31,7 +31,9 @@
 # staircases along the axes; the isotropic part helped where noise dominates (docs/SPARSE.md).
 # usage: sparse.sh [--dims 2|3] [--n N] [--spokes S] [--noise VAR] [--iterations OURS] [--pics-iterations B]
 #                  [--lambdas "ours..."] [--pics-lambdas "bart..."] [--refine-step F] [--refine-within DB]
-#                  [--cli PATH] [--work DIR] [--header 0|1]
+#                  [--methods "tv tva tvm wavelet fd T Ta W l2"] [--cli PATH] [--work DIR] [--header 0|1]
+# --methods: run only these (ours: tv, tva anisotropic, tvm the sum, wavelet, fd; BART: T, Ta anisotropic, W, l2),
+# for cases where BART's slow runs allow only its best method of an earlier full sweep.
 set -euo pipefail
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 dims=2 n=128 spokes=64 noise=0 header=1
@@ -42,6 +44,7 @@ ours_lambdas="0.01 0.03 0.1 0.3 1"
 pics_lambdas="0.0003 0.001 0.003 0.01 0.03"
 pics_l2_lambdas="0 0.001 0.01 0.1 0.3 1 3"
 refine_step=1.25 refine_within=0.5
+methods="tv tva tvm wavelet fd T Ta W l2"
 cli=${RECONSTUDIO_CLI:-reconstudio-cli}
 work=""
 while [[ $# -gt 0 ]]; do
@@ -58,6 +61,7 @@ while [[ $# -gt 0 ]]; do
         --refine-within) refine_within=$2; shift 2 ;;
         --cli) cli=$2; shift 2 ;;
         --work) work=$2; shift 2 ;;
+        --methods) methods=$2; shift 2 ;;
         --header) header=$2; shift 2 ;;
         *) echo "sparse.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -157,6 +161,7 @@ run() {  # run METHOD LAMBDA: one run of the sweep, logged
 }
 
 # --- the sweeps ---------------------------------------------------------------------------------------
+want() { [[ " $methods " == *" $1 "* ]]; }
 # The quadratic grid: pics' l2 grid in our units (lambda_ours = lambda_bart N^d / M, compare.sh).
 fd_lambdas=""
 for l in $pics_l2_lambdas; do
@@ -197,16 +202,17 @@ refine() {  # refine METHOD: climb from the coarse best in refine_step steps, be
     done
     refined[$m]=1
 }
-for m in tv T tva Ta tvm wavelet W fd l2; do coarse "$m"; done
+for m in tv T tva Ta tvm wavelet W fd l2; do if want "$m"; then coarse "$m"; fi; done
 for s in ours bart; do  # refine the methods within refine_within dB of their side's best coarse result
     top=""
     for m in tv tva tvm wavelet fd T Ta W l2; do
-        [[ ${side[$m]} == "$s" ]] || continue
+        if [[ ${side[$m]} != "$s" ]] || ! want "$m"; then continue; fi
         if [[ -z $top ]] || above "${best[$m]%% *}" "$top"; then top=${best[$m]%% *}; fi
     done
     declare "top_$s=$top"
 done
 for m in tv T tva Ta tvm wavelet W fd l2; do
+    want "$m" || continue
     top=$(eval echo "\$top_${side[$m]}"); read -ra g <<< "${grid[$m]}"
     [[ ${coarse_lambda[$m]} != 0 ]] || continue
     # A best at a grid's edge is climbed too: how far its curve rises beyond the edge is unknown.
@@ -236,6 +242,7 @@ if [[ $header == 1 ]]; then
 fi
 fast_m="" fast_p=""  # ours' sparse method with the best sweep result: the one timed to BART's PSNR below
 for m in tv tva tvm wavelet fd; do
+    want "$m" || continue
     set -- ${best[$m]}
     row "${name[$m]}, best of sweep" "$(printf %.3g "$3") x s$(how "$m")" "$1" "$2" "$4" "$5"
     consider ours "$1" "$2" "$4" "$5" "${name[$m]%%,*}"
@@ -252,6 +259,7 @@ for m in tv tva tvm wavelet fd; do
     fi
 done
 for m in T Ta W l2; do
+    want "$m" || continue
     set -- ${best[$m]}
     row "${name[$m]}, best of sweep" "$3$(how "$m")" "$1" "$2" "$4" "$5"
     consider bart "$1" "$2" "$4" "$5" "${name[$m]%%,*}"

@@ -27,15 +27,18 @@ cases2d=(
     "--dims 2 --n 256 --spokes 128 --noise 1e-6 --pics-iterations 300 --lambdas 0.3_1_3 --pics-lambdas 0.003_0.01_0.03_0.1"
     "--dims 2 --n 256 --spokes 128 --pics-iterations 300 --lambdas 0.03_0.1_0.3 --pics-lambdas 0.0003_0.001_0.003"
 )
-# BART's 3D runs are the slow ones (two cores): fewer iterations where its results show they suffice
-# (300 with noise). Noiseless, BART's wavelets were still rising at 300 iterations on 32^3 (20.89 ->
-# 21.24 dB at 1000), so those cases run 1000. Grids narrowed around the last refined sweep's peaks
-# as in 2D (40^3 noiseless, first run: the 32^3 noiseless peaks).
+# BART's 3D runs are the slow ones (two cores; 40^3 with -R T at 1000 iterations: about 100 CPU s a
+# run): only ours' TV (isotropic and anisotropic) and BART's wavelets, its best method on every 3D case of
+# the full sweep (docs/SPARSE.md: T 0.2-0.7 dB and l2 2 dB below it). 300 iterations with noise, where its
+# results show they suffice; noiseless, BART's wavelets were still rising at 300 on 32^3 (20.89 -> 21.24 dB
+# at 1000), so 1000. Grids narrowed around the last refined sweep's peaks as in 2D (40^3 noiseless, the first
+# run: around the 32^3 noiseless peaks).
+methods3d="--methods tv_tva_W"
 cases3d=(
-    "--dims 3 --n 40 --spokes 625 --pics-iterations 1000 --lambdas 0.01_0.03_0.1 --pics-lambdas 0.00001_0.00003_0.0001_0.0003"
-    "--dims 3 --n 32 --spokes 400 --noise 1e-6 --pics-iterations 300 --lambdas 0.1_0.3_1 --pics-lambdas 0.0001_0.0003_0.001"
-    "--dims 3 --n 40 --spokes 625 --noise 1e-6 --pics-iterations 300 --lambdas 0.1_0.3_1 --pics-lambdas 0.0001_0.0003_0.001"
-    "--dims 3 --n 32 --spokes 400 --pics-iterations 1000 --lambdas 0.01_0.03_0.1 --pics-lambdas 0.00001_0.00003_0.0001_0.0003"
+    "--dims 3 --n 40 --spokes 625 --pics-iterations 1000 --lambdas 0.01_0.03_0.1 --pics-lambdas 0.00001_0.00003_0.0001 $methods3d"
+    "--dims 3 --n 32 --spokes 400 --noise 1e-6 --pics-iterations 300 --lambdas 0.1_0.3_1 --pics-lambdas 0.0001_0.0003_0.001 $methods3d"
+    "--dims 3 --n 40 --spokes 625 --noise 1e-6 --pics-iterations 300 --lambdas 0.1_0.3_1 --pics-lambdas 0.0001_0.0003_0.001 $methods3d"
+    "--dims 3 --n 32 --spokes 400 --pics-iterations 1000 --lambdas 0.01_0.03_0.1 --pics-lambdas 0.00001_0.00003_0.0001 $methods3d"
 )
 cases=()
 [[ $only == 3d ]] || cases+=("${cases2d[@]}")
@@ -45,7 +48,7 @@ for c in "${cases[@]}"; do
     k=$((k + 1)) work_args=()
     [[ -z $work ]] || work_args=(--work "$work/case-$k")
     args=()
-    for w in $c; do args+=("${w//_/ }"); done  # a grid's values are joined by _ in the lists above
+    for w in $c; do args+=("${w//_/ }"); done  # a grid's (or --methods') values are joined by _ in the lists above
     "$here/sparse.sh" "${cli_args[@]}" "${work_args[@]}" --header "$header" "${args[@]}"
     header=0
 done

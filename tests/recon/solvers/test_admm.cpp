@@ -339,6 +339,30 @@ TEST(Admm, SessionTermsCarryTheirOwnTotalVariationNorm) {
     }
 }
 
+// ADMM from the gridding start (SolveOptions::start, as the quadratic CG's): ahead of the zero start in
+// its first steps (small-2d, TV at lambda 0.1, measured 26.25 against 23.92 dB after 10 steps, 28.59
+// against 28.02 after 30), and at the same minimiser after many.
+TEST(Admm, GriddingStartIsAheadEarlyAndReachesTheSameMinimiser) {
+    ReconstructionSession s(createCpuBackend(Precision::Double));
+    const std::shared_ptr<Dataset> d = simulate(demoCase("small-2d"));
+    s.setDataset(d);
+    SolveOptions o;
+    o.regularizer = RegularizerKind::TotalVariation;
+    o.lambda = 0.1;
+    o.iterations = 600;
+    o.snapshot_every = 0;
+    const SolveResult zero = s.solve(o);
+    o.start = StartImage::Gridding;
+    const SolveResult gridding = s.solve(o);
+    for (int k : {10, 30}) {
+        const double pz = zero.history[std::size_t(k - 1)].psnr_db, pg = gridding.history[std::size_t(k - 1)].psnr_db;
+        EXPECT_GT(pg, pz + 0.3) << "after " << k << " steps: gridding start " << pg << " dB, zero start " << pz << " dB";
+    }
+    const double fz = zero.history.back().cost(), fg = gridding.history.back().cost();
+    EXPECT_NEAR(fg, fz, 1e-5 * fz);
+    EXPECT_LT(relativeError(gridding.image, zero.image), 2e-3);
+}
+
 // The reference scan's edges make TV cheaper across them: at the default lambdas anatomical TV
 // beats plain TV on small-2d (measured: 31.7 dB vs 29.5 dB), and a data set without a reference is refused.
 TEST(Admm, AnatomicalTotalVariationUsesTheReference) {
