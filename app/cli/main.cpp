@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -103,6 +104,9 @@ Reconstruction:
                          discrepancy principle with the noise of the outer k-space or a noise scan)
   --regularizer R        quadratic (CG): tikhonov | fd | anatomical (default fd);
                          sparse: tv | wavelet | anatomical-tv
+  --priors LIST          instead of --regularizer and --lambda: a sum of sparse priors, each with its
+                         own lambda (x s), e.g. tv:0.3,wavelet:0.02; kinds tv, tv-anisotropic,
+                         wavelet, anatomical-tv (ADMM solves every sum)
   --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
   --sparse-solver S      auto (default: pogm for wavelet, admm otherwise) | admm | fista | pogm
   --wavelet-shifts on|off  FISTA/POGM: a random cyclic shift of the wavelet grid per step (default on)
@@ -119,8 +123,8 @@ Reconstruction:
   --preconditioner P     quadratic CG: auto (default: circulant for the anatomical prior on a GPU, else
                          none) | none | circulant (the inverse of F^H F + lambda s W^H W's circulant
                          approximation: fewer iterations, same solution)
-  --start S              quadratic CG's start: zero (default) | gridding (F^H (w d) with gridding's
-                         density weights, least-squares scaled: the same solution)
+  --start S              quadratic CG's and ADMM's start: zero (default) | gridding (F^H (w d) with
+                         gridding's density weights, least-squares scaled: the same solution)
   --data-weighting W     quadratic CG's data term: uniform (least squares; default) | density
                          (weighted by gridding's density weights: another problem, whose early
                          iterates are good images; lambda's s = Q_D(0))
@@ -336,6 +340,33 @@ std::shared_ptr<Backend> makeBackend(const Arguments& a, bool quiet) {
     return b;
 }
 
+// --priors: KIND:LAMBDA terms joined by commas; tv-anisotropic is TV with the anisotropic norm.
+std::vector<SolveOptions::PriorTerm> parsePriors(const std::string& list) {
+    std::vector<SolveOptions::PriorTerm> terms;
+    std::stringstream in(list);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        const std::size_t colon = item.find(':');
+        if (colon == std::string::npos)
+            throw UsageError("--priors: '" + item + "' is not KIND:LAMBDA (e.g. tv:0.3,wavelet:0.02)");
+        std::string kind = item.substr(0, colon);
+        const std::string value = item.substr(colon + 1);
+        SolveOptions::PriorTerm t{};
+        t.anisotropic = kind == "tv-anisotropic";
+        if (t.anisotropic) kind = "tv";
+        t.kind = parseRegularizer(kind);
+        if (!isSparse(t.kind))
+            throw UsageError("--priors: '" + kind + "' is not a sparse prior (tv, tv-anisotropic, wavelet, anatomical-tv)");
+        char* end = nullptr;
+        t.lambda = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(t.lambda >= 0) || t.lambda > 1e6)
+            throw UsageError("--priors: the lambda of '" + item + "' must be a number in [0, 1e6]");
+        terms.push_back(t);
+    }
+    if (terms.empty()) throw UsageError("--priors: no prior given");
+    return terms;
+}
+
 SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spec) {
     SolveOptions o;
     // λ multiplies s = Q(0): beyond 1e6 the penalty alone decides and the image is zero.
@@ -344,6 +375,13 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     const double default_lambda = isSparse(o.regularizer) ? defaultSparseLambda(o.regularizer) : spec ? spec->lambda : 0.02;
     // "auto": the session chooses (prepareJob); the default stands in until then.
     o.lambda = a.get("lambda", "") == "auto" ? default_lambda : a.numberIn("lambda", default_lambda, 0, 1e6);
+    if (a.has("priors")) {
+        if (a.has("regularizer") || a.has("lambda"))
+            throw UsageError("--priors gives each prior its lambda: use it instead of --regularizer and --lambda");
+        o.priors = parsePriors(a.get("priors"));
+        o.regularizer = o.priors.front().kind;
+        o.lambda = o.priors.front().lambda;
+    }
     o.wavelet = parseWavelet(a.get("wavelet", toString(SolveOptions{}.wavelet)));
     o.admm_inner_iterations = a.integerIn("admm-inner", 5, 1, 1000);
     o.admm_threshold_scale = a.numberIn("admm-threshold", AdmmDefaults::threshold_scale, 1e-6, 10);
@@ -406,7 +444,7 @@ std::vector<int> parseGpus(const std::string& v) {
 
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
                                             "units", "matrix", "basis", "frame"};
-const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "wavelet", "admm-inner", "admm-threshold", "admm-rho",
+const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "priors", "wavelet", "admm-inner", "admm-threshold", "admm-rho",
                                              "admm-relaxation", "admm-preconditioner", "sparse-solver",
                                              "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",

@@ -63,7 +63,7 @@ struct SolveOptions {
     // M^{-1} of the quadratic CG (single-image solves; not SENSE; ADMM's is below): the inverse of the
     // circulant approximation of F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp).
     PreconditionerKind preconditioner = PreconditionerKind::Auto;  // Auto: resolvePreconditioner's rule
-    // Where a cold quadratic CG solve starts (single-image solves; not SENSE or ADMM): zero, or
+    // Where a cold quadratic CG or ADMM solve starts (not SENSE, FISTA or POGM): zero, or
     // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
     StartImage start = StartImage::Zero;
     // The quadratic CG's data term (single-image solves; not SENSE or the sparse priors): least
@@ -76,9 +76,9 @@ struct SolveOptions {
     struct PriorTerm {
         RegularizerKind kind;
         double lambda;
+        bool anisotropic = false;  // TV kinds: sum of |differences| instead of the gradient's magnitude
     };
     std::vector<PriorTerm> priors;
-    bool anisotropic_tv = false;                        // sum of |differences| instead of the gradient's magnitude
     // Haar: with FISTA's random shifts it beat db4 by 1.5-5 dB on the 2D demo cases (docs/SPARSE.md).
     WaveletKind wavelet = WaveletKind::Haar;
     int admm_inner_iterations = 5;                      // CG iterations per ADMM x-update

@@ -59,11 +59,12 @@ std::string methodName(const FourierMethod& m) {
     return s.str();
 }
 
-std::string transformKey(RegularizerKind k, const SolveOptions& o) {
+std::string transformKey(const SolveOptions::PriorTerm& p, const SolveOptions& o) {
+    const RegularizerKind k = p.kind;
     std::ostringstream s;
     s << toString(k);
     if (k == RegularizerKind::Wavelet) s << " " << toString(o.wavelet);
-    if (k != RegularizerKind::Wavelet) s << (o.anisotropic_tv ? " anisotropic" : " isotropic");
+    if (k != RegularizerKind::Wavelet) s << (p.anisotropic ? " anisotropic" : " isotropic");
     if (k == RegularizerKind::AnatomicalTotalVariation) s << " " << o.anatomical.edge_threshold << " " << o.anatomical.edge_weight;
     return s.str();
 }
@@ -77,7 +78,7 @@ std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSessi
     std::shared_ptr<const Vector> data = circulantData(m, monitor.progress(Phase::ToeplitzKernel));
     std::vector<std::shared_ptr<const Vector>> penalty;
     for (std::size_t k = 0; k < terms.size(); ++k) {
-        const std::string tk = transformKey(priors[k].kind, opts);
+        const std::string tk = transformKey(priors[k], opts);
         auto it = st.circulant_penalty.find(tk);
         if (it == st.circulant_penalty.end())
             it = st.circulant_penalty
@@ -140,14 +141,14 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     for (const auto& p : priors) {
         const double weight = p.lambda * result.lambda_scale;
         if (!std::isfinite(weight)) throw InputError("lambda * s overflows for the " + toString(p.kind) + " prior");
-        const std::string tk = transformKey(p.kind, opts);
+        const std::string tk = transformKey(p, opts);
         key += " | " + tk;
         auto it = st.transforms.find(tk);
         if (it == st.transforms.end()) {
             SparseTerm built;
             if (p.kind == RegularizerKind::Wavelet) built = waveletSparsity(*backend_, d.grid, weight, opts.wavelet);
             else
-                built = totalVariation(*backend_, d.grid, weight, opts.anisotropic_tv,
+                built = totalVariation(*backend_, d.grid, weight, p.anisotropic,
                                        p.kind == RegularizerKind::AnatomicalTotalVariation ? &d.reference : nullptr, opts.anatomical);
             it = st.transforms.emplace(tk, built.transform).first;
         }
@@ -155,7 +156,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         t.name = toString(p.kind);
         t.weight = weight;
         t.transform = it->second;
-        t.group = (p.kind == RegularizerKind::Wavelet || opts.anisotropic_tv) ? 1 : std::size_t(d.grid.dims);
+        t.group = (p.kind == RegularizerKind::Wavelet || p.anisotropic) ? 1 : std::size_t(d.grid.dims);
         terms.push_back(std::move(t));
     }
 
@@ -218,7 +219,12 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                     ao.preconditioner = admmPreconditioner(terms, priors, opts, m, monitor);
                 owned_admm = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
                 if (truth) owned_admm->setTruth(d.truth);
-                if (start) owned_admm->setInitial(*warm);
+                if (start) {
+                    owned_admm->setInitial(*warm);
+                } else if (opts.start == StartImage::Gridding) {
+                    densityWeights(monitor.progress(Phase::DensityWeights));
+                    owned_admm->setInitialScaled(*densityWeightedAdjoint(c, m, monitor.progress(Phase::AdjointData)));
+                }
                 alg = owned_admm.get();
             }
         }

@@ -168,6 +168,16 @@ struct Admm::Impl {
         return true;
     }
 
+    // A new x from outside: z = W x and u = 0 at the next outer update, rho adapts again.
+    void restartFromX() {
+        wx_current = false;
+        for (auto& v : u) space->zero(v);
+        outer_due = true;
+        since_start = 0;
+        have_wz_old = false;
+        have_then = false;
+    }
+
     // rho -> f rho with the dual rho u kept: u -> u / f; sum rho W^H z scales by f.
     void applyRhoFactor(double f) {
         if (f == 1) return;
@@ -309,14 +319,14 @@ void Admm::setWeight(std::size_t term, double weight) {
 }
 
 void Admm::setInitial(const ComplexArray& x0) {
-    Impl& m = *impl_;
-    m.cg->setInitial(x0);
-    m.wx_current = false;
-    for (auto& u : m.u) m.space->zero(u);
-    m.outer_due = true;
-    m.since_start = 0;
-    m.have_wz_old = false;
-    m.have_then = false;
+    impl_->cg->setInitial(x0);
+    impl_->restartFromX();
+}
+
+cdouble Admm::setInitialScaled(const Vector& x0) {
+    const cdouble a = impl_->cg->setInitialScaled(x0);
+    impl_->restartFromX();
+    return a;
 }
 
 void Admm::setTruth(const ComplexArray& truth) { impl_->cg->setTruth(truth); }

@@ -92,6 +92,9 @@ public:
     double weight(std::size_t term) const;
     double rho(std::size_t term) const;
     void setInitial(const ComplexArray& x0);  // a starting image; z = W x, u = 0
+    // The same from a backend vector scaled by the least-squares optimal scalar first (CG's
+    // setInitialScaled: a gridded image's scale is arbitrary); returns the scalar.
+    cdouble setInitialScaled(const Vector& x0);
     void setTruth(const ComplexArray& truth);
     int outerIterations() const;
     // The factor residual balancing has applied to every rho so far (1 without it).

@@ -204,7 +204,18 @@ def sparse(cli):
     wrow = {m["name"]: m for m in wj["methods"]}["iterative-wavelet"]
     if abs(wrow["lambda"] - wj["lambda"]) > 1e-12 or not wrow["psnr_db"] > q + 3:
         fail(f"the wavelet row at the auto lambda {wj['lambda']}: {wrow}, quadratic {q:.2f} dB")
-    for bad in (["--regularizer", "tv", "--wavelet", "sym8"], ["--regularizer", "tv", "--admm-inner", "0"],
+    # --priors: a sum, each term with its own lambda and TV norm; the row carries the first term's lambda.
+    both = run(cli, "compare", "--case", "small-2d", "--priors", "tv:0.03,tv-anisotropic:0.05", "--iterations", "100",
+               "--json", "--quiet", "--no-floor")
+    if both.returncode != 0:
+        fail(f"compare --priors exited {both.returncode}: {both.stderr}")
+    bj = json.loads(both.stdout.strip().splitlines()[-1])
+    brow = {m["name"]: m for m in bj["methods"]}["iterative-tv"]
+    if bj["solver"] != "admm" or brow["lambda"] != 0.03 or not brow["psnr_db"] > q + 3:
+        fail(f"the sum of TV terms: {bj['solver']}, {brow}, quadratic {q:.2f} dB")
+    for bad in (["--priors", "tv"], ["--priors", "fd:0.1"], ["--priors", "tv:-1"], ["--priors", "tv:0.1x"],
+                ["--priors", "tv:0.1", "--lambda", "0.2"], ["--priors", "tv:0.1", "--regularizer", "tv"], ["--priors", ""],
+                ["--regularizer", "tv", "--wavelet", "sym8"], ["--regularizer", "tv", "--admm-inner", "0"],
                 ["--regularizer", "total"], ["--regularizer", "tv", "--sparse-solver", "fista"],
                 ["--regularizer", "tv", "--sparse-solver", "pogm"], ["--regularizer", "wavelet", "--sparse-solver", "ogm"],
                 ["--regularizer", "wavelet", "--wavelet-shifts", "maybe"], ["--lambda", "automatic"],

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Sparse priors on one undersampled radial case made by BART: ours (`reconstudio-cli recon`: TV by ADMM,
-# Haar wavelets by POGM, finite differences by CG, each at the best lambda of a sweep and at --lambda
-# auto) against `bart pics` (-R T, ADMM; -R W with --wavelet haar, FISTA with -e; -l2), best lambda of a
-# sweep each. PSNR and percent error against BART's truth (`bart phantom -x N`, -3 in 3D), and each
+# isotropic, anisotropic, and their sum 0.3 lambda isotropic + 0.7 lambda anisotropic (`--priors`), Haar
+# wavelets by POGM, finite differences by CG, each at the best lambda of a sweep; TV and wavelets also at --lambda
+# auto) against `bart pics` (-R T, ADMM; anisotropic TV as one -R T term per axis, -R T:1:0 -R T:2:0[ -R
+# T:4:0], whose thresholds act on each difference alone; -R W with --wavelet haar, FISTA with -e; -l2),
+# best lambda of a sweep each. PSNR and percent error against BART's truth (`bart phantom -x N`, -3 in 3D), and each
 # best run's whole process timed by /usr/bin/time: wall seconds and CPU seconds (user + sys).
 # Both sides: OMP_NUM_THREADS=2 (ours --threads 2), OMP_WAIT_POLICY=passive, the same machine, one run,
-# interleaved (ours' TV sweep, BART's T sweep, ours' wavelets, BART's W, fd, l2, then the refinements).
+# interleaved (ours' TV sweeps, BART's T sweep, ours' wavelets, BART's W, fd, l2, then the refinements).
+# Last, ours' best method at its best lambda is run to the first multiple of 10 steps whose PSNR reaches
+# BART's best (read from its progress lines, then confirmed by a timed run): the time that takes.
 #
 # The sweep, the same rule on both sides: a coarse log grid (half decades by default), then, for every
 # method whose coarse best is within --refine-within dB of its side's best coarse result or at its grid's
@@ -23,9 +27,13 @@
 # summary row: ours' best against BART's best, the PSNR difference and the time ratios. Every run of
 # the sweeps is also appended to WORK/sweep.log (method lambda PSNR error wall CPU).
 #
+# The sum's split: the anisotropic part wins on BART's point-sampled phantom, whose edges are
+# staircases along the axes; the isotropic part helped where noise dominates (docs/SPARSE.md).
 # usage: sparse.sh [--dims 2|3] [--n N] [--spokes S] [--noise VAR] [--iterations OURS] [--pics-iterations B]
 #                  [--lambdas "ours..."] [--pics-lambdas "bart..."] [--refine-step F] [--refine-within DB]
-#                  [--cli PATH] [--work DIR] [--header 0|1]
+#                  [--methods "tv tva tvm wavelet fd T Ta W l2"] [--cli PATH] [--work DIR] [--header 0|1]
+# --methods: run only these (ours: tv, tva anisotropic, tvm the sum, wavelet, fd; BART: T, Ta anisotropic, W, l2),
+# for cases where BART's slow runs allow only its best method of an earlier full sweep.
 set -euo pipefail
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 dims=2 n=128 spokes=64 noise=0 header=1
@@ -36,6 +44,7 @@ ours_lambdas="0.01 0.03 0.1 0.3 1"
 pics_lambdas="0.0003 0.001 0.003 0.01 0.03"
 pics_l2_lambdas="0 0.001 0.01 0.1 0.3 1 3"
 refine_step=1.25 refine_within=0.5
+methods="tv tva tvm wavelet fd T Ta W l2"
 cli=${RECONSTUDIO_CLI:-reconstudio-cli}
 work=""
 while [[ $# -gt 0 ]]; do
@@ -52,6 +61,7 @@ while [[ $# -gt 0 ]]; do
         --refine-within) refine_within=$2; shift 2 ;;
         --cli) cli=$2; shift 2 ;;
         --work) work=$2; shift 2 ;;
+        --methods) methods=$2; shift 2 ;;
         --header) header=$2; shift 2 ;;
         *) echo "sparse.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -95,11 +105,27 @@ if [[ $dims == 3 ]]; then shape="3D kooshball"; nyq=$(echo "4 * a(1) * $n * $n /
 label="$shape, ${n}^${dims}, ${spokes} spokes x ${n} ($(printf %.1f "$(echo "$nyq / $spokes" | bc -l)")x below Nyquist), $noise_label"
 
 # --- one run of either side: "psnr error lambda wall cpu" -------------------------------------------------
-ours() {  # ours PRIOR LAMBDA ITERATIONS
+mix_isotropic=0.3  # tvm: lambda = 0.3 lambda isotropic + 0.7 lambda anisotropic
+prior() {  # prior METHOD LAMBDA: ours' options for one method of the sweep
+    case $1 in
+        tva) echo "--priors tv-anisotropic:$2" ;;
+        tvm) echo "--priors tv:$(decimal "$(echo "$mix_isotropic * $2" | bc -l)"),tv-anisotropic:$(decimal "$(echo "(1 - $mix_isotropic) * $2" | bc -l)")" ;;
+        *) echo "--regularizer $1 --lambda $2" ;;
+    esac
+}
+ours() {  # ours METHOD LAMBDA ITERATIONS
     timed "$cli" recon --trajectory traj --kspace ksp_model --truth truth --basis point --only iterative \
-        --regularizer "$1" --lambda "$2" --iterations "$3" --threads 2 --quiet --output ours.cfl --report ours.json
-    local j; j=$(cat ours.json)
-    echo "$(field "$j" psnr_db) $(field "$j" error_percent) $(field "$j" lambda) $times"
+        $(prior "$1" "$2") --iterations "$3" --threads 2 --quiet --output ours.cfl --report ours.json
+    local j l=$2; j=$(cat ours.json)
+    [[ $l != auto ]] || l=$(field "$j" lambda)
+    echo "$(field "$j" psnr_db) $(field "$j" error_percent) $l $times"
+}
+first_steps() {  # first_steps METHOD LAMBDA PSNR MAX: the first multiple of 10 steps whose PSNR (progress lines) reaches PSNR
+    "$cli" recon --trajectory traj --kspace ksp_model --truth truth --basis point --only iterative \
+        $(prior "$1" "$2") --iterations "$4" --threads 2 --output ours.cfl 2>&1 >/dev/null |
+        awk -v P="$3" 'match($0, /[0-9]+\/[0-9]+ .*PSNR +[0-9.]+ dB/) {
+            split(substr($0, RSTART, RLENGTH), a, /[\/ ]+/); k = a[1]; p = $0; sub(/.*PSNR +/, "", p); sub(/ dB.*/, "", p)
+            if (!found && p + 0.005 >= P) { print k; found = 1 } }'  # reads to the end: no SIGPIPE
 }
 pics() {  # pics LAMBDA ARGS...
     local l=$1; shift
@@ -107,20 +133,26 @@ pics() {  # pics LAMBDA ARGS...
     bart scale "$(echo "$(power "$n" "$dims / 2") / $C" | bc -l)" pics pics_model >/dev/null
     echo "$(quality truth pics_model) $l $times"
 }
-declare -A side=([tv]=ours [wavelet]=ours [fd]=ours [T]=bart [W]=bart [l2]=bart)
+declare -A side=([tv]=ours [tva]=ours [tvm]=ours [wavelet]=ours [fd]=ours [T]=bart [Ta]=bart [W]=bart [l2]=bart)
+# BART's TV thresholds the gradient's components jointly (isotropic); one term per axis is the anisotropic form.
+axis_terms="-R T:1:0:LAMBDA -R T:2:0:LAMBDA"; [[ $dims == 2 ]] || axis_terms+=" -R T:4:0:LAMBDA"
 declare -A name=(
     [tv]="ReconStudio TV (ADMM), $ours_iterations iterations"
+    [tva]="ReconStudio anisotropic TV (ADMM), $ours_iterations iterations"
+    [tvm]="ReconStudio TV 0.3 isotropic + 0.7 anisotropic (ADMM), $ours_iterations iterations"
     [wavelet]="ReconStudio Haar wavelets (POGM), $ours_iterations iterations"
     [fd]="ReconStudio finite differences (CG), 60 iterations"
     [T]="BART pics -R T:$flags:0:lambda (ADMM), $pics_iterations iterations"
+    [Ta]="BART pics ${axis_terms//LAMBDA/lambda} (anisotropic TV by ADMM), $pics_iterations iterations"
     [W]="BART pics -R W:$flags:0:lambda --wavelet haar -e (FISTA), $pics_iterations iterations"
     [l2]="BART pics -l2 -r lambda, $l2_iterations iterations")
 run() {  # run METHOD LAMBDA: one run of the sweep, logged
     local r
     case $1 in
-        tv|wavelet) r=$(ours "$1" "$2" "$ours_iterations") ;;
+        tv|tva|tvm|wavelet) r=$(ours "$1" "$2" "$ours_iterations") ;;
         fd) r=$(ours fd "$2" 60) ;;
         T) r=$(pics "$2" -R "T:$flags:0:$2" -i "$pics_iterations") ;;
+        Ta) r=$(pics "$2" ${axis_terms//LAMBDA/$2} -i "$pics_iterations") ;;
         W) r=$(pics "$2" -R "W:$flags:0:$2" --wavelet haar -e -i "$pics_iterations") ;;
         l2) r=$(pics "$2" -l2 -r "$2" -i "$l2_iterations") ;;
     esac
@@ -129,13 +161,14 @@ run() {  # run METHOD LAMBDA: one run of the sweep, logged
 }
 
 # --- the sweeps ---------------------------------------------------------------------------------------
+want() { [[ " $methods " == *" $1 "* ]]; }
 # The quadratic grid: pics' l2 grid in our units (lambda_ours = lambda_bart N^d / M, compare.sh).
 fd_lambdas=""
 for l in $pics_l2_lambdas; do
     fd_lambdas+=" $(echo "scale=12; $l * $(power "$n" "$dims") / ($n * $spokes)" | bc -l | sed 's/^\./0./')"
 done
-declare -A grid=([tv]=$ours_lambdas [wavelet]=$ours_lambdas [fd]=$fd_lambdas
-                 [T]=$pics_lambdas [W]=$pics_lambdas [l2]=$pics_l2_lambdas)
+declare -A grid=([tv]=$ours_lambdas [tva]=$ours_lambdas [tvm]=$ours_lambdas [wavelet]=$ours_lambdas [fd]=$fd_lambdas
+                 [T]=$pics_lambdas [Ta]=$pics_lambdas [W]=$pics_lambdas [l2]=$pics_l2_lambdas)
 declare -A best coarse_psnr coarse_lambda refined capped  # best[m]: "psnr error lambda wall cpu" (lambda as given)
 coarse() {  # coarse METHOD: its grid, its best in best[m]; every result in coarse_psnr["m l"]
     local m=$1 l r
@@ -169,16 +202,17 @@ refine() {  # refine METHOD: climb from the coarse best in refine_step steps, be
     done
     refined[$m]=1
 }
-for m in tv T wavelet W fd l2; do coarse "$m"; done
+for m in tv T tva Ta tvm wavelet W fd l2; do if want "$m"; then coarse "$m"; fi; done
 for s in ours bart; do  # refine the methods within refine_within dB of their side's best coarse result
     top=""
-    for m in tv wavelet fd T W l2; do
-        [[ ${side[$m]} == "$s" ]] || continue
+    for m in tv tva tvm wavelet fd T Ta W l2; do
+        if [[ ${side[$m]} != "$s" ]] || ! want "$m"; then continue; fi
         if [[ -z $top ]] || above "${best[$m]%% *}" "$top"; then top=${best[$m]%% *}; fi
     done
     declare "top_$s=$top"
 done
-for m in tv T wavelet W fd l2; do
+for m in tv T tva Ta tvm wavelet W fd l2; do
+    want "$m" || continue
     top=$(eval echo "\$top_${side[$m]}"); read -ra g <<< "${grid[$m]}"
     [[ ${coarse_lambda[$m]} != 0 ]] || continue
     # A best at a grid's edge is climbed too: how far its curve rises beyond the edge is unknown.
@@ -206,20 +240,26 @@ how() {  # how METHOD: the sweep's note for the lambda column
 if [[ $header == 1 ]]; then
     printf '| data | method | lambda | PSNR dB | error %% | wall s | CPU s |\n|---|---|---|---|---|---|---|\n'
 fi
-for m in tv wavelet fd; do
+fast_m="" fast_p=""  # ours' sparse method with the best sweep result: the one timed to BART's PSNR below
+for m in tv tva tvm wavelet fd; do
+    want "$m" || continue
     set -- ${best[$m]}
     row "${name[$m]}, best of sweep" "$(printf %.3g "$3") x s$(how "$m")" "$1" "$2" "$4" "$5"
     consider ours "$1" "$2" "$4" "$5" "${name[$m]%%,*}"
+    if [[ $m != fd ]] && { [[ -z $fast_m ]] || above "$1" "$fast_p"; }; then fast_m=$m fast_p=$1 fast_l=$3; fi
     if [[ $m != fd ]]; then
         # The best lambda again with three times the iterations: how far the sweep's solves were from converged.
         set -- $(ours "$m" "$3" $((3 * ours_iterations)))
         row "${name[$m]%%,*}, $((3 * ours_iterations)) iterations, the sweep's best lambda" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
         consider ours "$1" "$2" "$4" "$5" "${name[$m]%%,*}, $((3 * ours_iterations)) iterations"
-        set -- $(ours "$m" auto "$ours_iterations")
-        row "${name[$m]}, lambda auto" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
+        if [[ $m == tv || $m == wavelet ]]; then
+            set -- $(ours "$m" auto "$ours_iterations")
+            row "${name[$m]}, lambda auto" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
+        fi
     fi
 done
-for m in T W l2; do
+for m in T Ta W l2; do
+    want "$m" || continue
     set -- ${best[$m]}
     row "${name[$m]}, best of sweep" "$3$(how "$m")" "$1" "$2" "$4" "$5"
     consider bart "$1" "$2" "$4" "$5" "${name[$m]%%,*}"
@@ -230,3 +270,20 @@ set -- $best_ours; po=$1 wo=$3 co=$4; shift 4; no="$*"
 set -- $best_bart; pb=$1 wb=$3 cb=$4; shift 4; nb="$*"
 printf '| %s | **best: %s vs %s** | | %+.2f dB | | %.3f x | %.3f x |\n' "$label" "$no" "$nb" \
     "$(echo "$po - $pb" | bc -l)" "$(echo "$wo / $wb" | bc -l)" "$(echo "$co / $cb" | bc -l)"
+
+# --- the fewest steps of ours' best method that reach BART's best PSNR, and their time ------------------
+max_steps=$((3 * ours_iterations))
+k=$(first_steps "$fast_m" "$fast_l" "$pb" "$max_steps")
+if [[ -z $k ]]; then
+    printf '| %s | %s at the sweep'"'"'s best lambda: BART'"'"'s best (%.2f dB) not reached in %d steps | %s x s | | | | |\n' \
+        "$label" "${name[$fast_m]%%,*}" "$pb" "$max_steps" "$(printf %.3g "$fast_l")"
+else
+    while :; do  # the progress lines round to 0.01 dB: confirm, 10 steps more where the run falls short
+        set -- $(ours "$fast_m" "$fast_l" "$k")
+        if ! above "$pb" "$1" || (( k + 10 > max_steps )); then break; fi
+        k=$((k + 10))
+    done
+    row "${name[$fast_m]%%,*}, $k iterations: the first multiple of 10 that reaches BART's best" "$(printf %.3g "$3") x s" "$1" "$2" "$4" "$5"
+    printf '| %s | **to BART'"'"'s PSNR: %s, %d iterations, vs %s** | | %+.2f dB | | %.3f x | %.3f x |\n' "$label" \
+        "${name[$fast_m]%%,*}" "$k" "$nb" "$(echo "$1 - $pb" | bc -l)" "$(echo "$4 / $wb" | bc -l)" "$(echo "$5 / $cb" | bc -l)"
+fi
