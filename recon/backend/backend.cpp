@@ -53,11 +53,32 @@ void Backend::gramEigen(const ComplexArray& a, std::size_t rows, std::size_t col
 
 void Backend::gramProjection(const ComplexArray& a, std::size_t rows, std::size_t cols, double threshold,
                              std::vector<double>& values, std::size_t& kept, ComplexArray& projection) {
-    ComplexArray vectors;
-    gramEigen(a, rows, cols, values, vectors);
+    if (a.size() != rows * cols)
+        throw InputError("gramProjection: " + std::to_string(a.size()) + " values for a " + std::to_string(rows) + " x " +
+                         std::to_string(cols) + " matrix");
+    const Eigen::Map<const Eigen::MatrixXcd> m(a.data(), Eigen::Index(rows), Eigen::Index(cols));
+    ComplexArray gram(cols * cols);
+    Eigen::Map<Eigen::MatrixXcd> g(gram.data(), Eigen::Index(cols), Eigen::Index(cols));
+    g.setZero();
+    g.selfadjointView<Eigen::Lower>().rankUpdate(m.adjoint());
+    hostGramProjection(gram, cols, threshold, values, kept, projection);
+}
+
+void Backend::calibrationProjection(const CalibrationMatrix& m, double threshold, std::vector<double>& values,
+                                    std::size_t& kept, ComplexArray& projection) {
+    gramProjection(calibrationMatrixValues(m), m.rows(), m.cols(), threshold, values, kept, projection);
+}
+
+void hostGramProjection(const ComplexArray& gram, std::size_t cols, double threshold, std::vector<double>& values,
+                        std::size_t& kept, ComplexArray& projection) {
+    if (gram.size() != cols * cols)
+        throw InputError("Gram projection: " + std::to_string(gram.size()) + " values for a " + std::to_string(cols) + " x " +
+                         std::to_string(cols) + " matrix");
+    const Eigen::Map<const Eigen::MatrixXcd> g(gram.data(), Eigen::Index(cols), Eigen::Index(cols));
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(g);  // ascending; reads the lower triangle
+    values.assign(es.eigenvalues().data(), es.eigenvalues().data() + cols);
     kept = signalSubspaceSize(values, threshold);
-    const Eigen::Map<const Eigen::MatrixXcd> v(vectors.data(), Eigen::Index(cols), Eigen::Index(cols));
-    const auto signal = v.rightCols(Eigen::Index(kept));
+    const auto signal = es.eigenvectors().rightCols(Eigen::Index(kept));
     projection.resize(cols * cols);
     Eigen::Map<Eigen::MatrixXcd>(projection.data(), Eigen::Index(cols), Eigen::Index(cols)).noalias() = signal * signal.adjoint();
 }
