@@ -4,6 +4,7 @@
 // (the coil map estimates: test_coil_maps.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "recon/core/conventions.hpp"
@@ -690,4 +691,63 @@ TEST(CoilMaps, CalibrationGramFromTheBlocksIsTheProductOfTheMatrix) {
     bad.kernel = {2, 2, 1};
     bad.values = ComplexArray(15);
     EXPECT_THROW(calibrationMatrixValues(bad), InputError);
+}
+
+// The host's signal-subspace projection (tridiagonalisation, eigenvalues, inverse iteration for
+// the kept ones only) against Eigen's full decomposition, on Gram matrices with known spectra:
+// distinct values, a repeated value (multiplicity 3) and a tight cluster inside the kept part,
+// and a gap at the threshold so the subspace is well defined.
+TEST(CoilMaps, GramProjectionMatchesTheFullDecomposition) {
+    const int n = 40;
+    // A random unitary: the eigenvectors of a random Hermitian matrix.
+    SquareMatrix h(n);
+    const ComplexArray r = randomComplex(std::size_t(n) * std::size_t(n), 5);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) h(i, j) = r[std::size_t(i * n + j)] + std::conj(r[std::size_t(j * n + i)]);
+    const SquareMatrix q = hermitianEigen(h).vectors;
+    auto product = [&](const SquareMatrix& a, const SquareMatrix& b) {
+        SquareMatrix c(n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                for (int k = 0; k < n; ++k) c(i, j) += a(i, k) * b(k, j);
+        return c;
+    };
+    for (int variant = 0; variant < 3; ++variant) {
+        std::vector<double> spectrum(n);  // 12 kept above the threshold 1e-3, the rest far below
+        for (int i = 0; i < n; ++i) spectrum[std::size_t(i)] = i < 12 ? 100.0 / (1 + i) : 1e-5 * (1 + i % 5);
+        if (variant == 1) std::fill(spectrum.begin(), spectrum.begin() + 3, 50.0);             // a repeated value
+        if (variant == 2) for (int i = 4; i < 10; ++i) spectrum[std::size_t(i)] = 10.0 + 1e-9 * i;  // a tight cluster
+        // G = Q diag(spectrum) Q^H (column-major for hostGramProjection) and the kept part's projection.
+        SquareMatrix scaled(n), want(n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) scaled(i, j) = q(i, j) * spectrum[std::size_t(j)];
+        SquareMatrix qh(n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) qh(i, j) = std::conj(q(j, i));
+        const SquareMatrix g = product(scaled, qh);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                for (int k = 0; k < 12; ++k) want(i, j) += q(i, k) * std::conj(q(j, k));
+        ComplexArray gram(std::size_t(n) * std::size_t(n));
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) gram[std::size_t(j * n + i)] = g(i, j);
+        std::vector<double> values;
+        std::size_t kept = 0;
+        ComplexArray projection;
+        hostGramProjection(gram, std::size_t(n), 1e-3, values, kept, projection);
+        EXPECT_EQ(kept, 12u) << variant;
+        std::vector<double> sorted = spectrum;
+        std::sort(sorted.begin(), sorted.end());
+        for (int i = 0; i < n; ++i) EXPECT_NEAR(values[std::size_t(i)], sorted[std::size_t(i)], 1e-10) << variant;
+        double diff = 0, idempotence = 0;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+                diff = std::max(diff, std::abs(projection[std::size_t(j * n + i)] - want(i, j)));
+                cdouble pp = 0;
+                for (int k = 0; k < n; ++k) pp += projection[std::size_t(k * n + i)] * projection[std::size_t(j * n + k)];
+                idempotence = std::max(idempotence, std::abs(pp - projection[std::size_t(j * n + i)]));
+            }
+        EXPECT_LT(diff, 1e-9) << variant;
+        EXPECT_LT(idempotence, 1e-9) << variant;
+    }
 }
