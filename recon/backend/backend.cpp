@@ -187,24 +187,60 @@ void Backend::dominantEigenvectors(int n, std::size_t voxels, const ComplexArray
     };
     vectors.assign(std::size_t(n) * voxels, cdouble(0));
     values.assign(voxels, 0.0);
-    // Eigen's self-adjoint solver (Householder tridiagonalisation + QR) per voxel: robust where
-    // the two largest eigenvalues are close, which power iteration is not.
+    // Power iteration, started from the previous voxel's eigenvector (neighbours' maps are close:
+    // a few products of n^2 instead of a full n x n decomposition, 11 us per voxel at n = 8).
+    // Accepted only when converged (residual |M x - l x| <= 1e-12 |M|_F) and provably the largest:
+    // l > 0 and l^2 > |M|_F^2 / 2 leave no other eigenvalue as large (their squares sum to |M|_F^2).
+    // Otherwise (close eigenvalues, a slow start) Eigen's self-adjoint solver (Householder
+    // tridiagonalisation + QR), robust where power iteration is not.
     constexpr std::size_t kChunk = 4096;
+    constexpr int kPowerSteps = 60;
     for (std::size_t start = 0; start < voxels; start += kChunk) {
         progress.update(double(start) / double(voxels));
         const std::ptrdiff_t end = std::ptrdiff_t(std::min(voxels, start + kChunk));
-#pragma omp parallel for schedule(static)
-        for (std::ptrdiff_t v = std::ptrdiff_t(start); v < end; ++v) {
+#pragma omp parallel
+        {
             Eigen::MatrixXcd m(n, n);
-            for (int r = 0; r < n; ++r)
-                for (int c = r; c < n; ++c) {
-                    const cdouble x = pair(r, c)[v];
-                    m(r, c) = x;
-                    m(c, r) = std::conj(x);
+            Eigen::VectorXcd x(n), w(n);
+            bool warm = false;
+#pragma omp for schedule(static)
+            for (std::ptrdiff_t v = std::ptrdiff_t(start); v < end; ++v) {
+                for (int r = 0; r < n; ++r)
+                    for (int c = r; c < n; ++c) {
+                        const cdouble z = pair(r, c)[v];
+                        m(r, c) = z;
+                        m(c, r) = std::conj(z);
+                    }
+                const double frob2 = m.squaredNorm();
+                double lambda = 0;
+                bool found = false;
+                if (frob2 > 0) {
+                    if (!warm) {  // the column of the largest diagonal entry
+                        Eigen::Index j = 0;
+                        m.diagonal().real().maxCoeff(&j);
+                        x = m.col(j).normalized();
+                    }
+                    for (int step = 0; step < kPowerSteps && !found; ++step) {
+                        w.noalias() = m * x;
+                        lambda = x.dot(w).real();  // x^H M x, x of unit norm
+                        const double residual2 = std::max(0.0, w.squaredNorm() - lambda * lambda);
+                        found = residual2 <= 1e-24 * frob2 && lambda > 0 && lambda * lambda > 0.5 * frob2;
+                        const double len = w.norm();
+                        if (!(len > 0)) break;
+                        x = w / len;
+                    }
                 }
-            Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(m);  // eigenvalues ascending
-            values[std::size_t(v)] = es.eigenvalues()(n - 1);
-            for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + std::size_t(v)] = es.eigenvectors()(r, n - 1);
+                if (found) {
+                    warm = true;
+                } else {
+                    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXcd> es(m);  // eigenvalues ascending
+                    lambda = es.eigenvalues()(n - 1);
+                    x = es.eigenvectors().col(n - 1);
+                    warm = frob2 > 0;
+                }
+                values[std::size_t(v)] = lambda;
+                for (int r = 0; r < n; ++r) vectors[std::size_t(r) * voxels + std::size_t(v)] = x(r);
+            }
         }
     }
     progress.update(1.0);
