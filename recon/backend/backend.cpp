@@ -223,7 +223,8 @@ void Backend::dominantEigenvectors(int n, std::size_t voxels, const ComplexArray
                     for (int step = 0; step < kPowerSteps && !found; ++step) {
                         w.noalias() = m * x;
                         lambda = x.dot(w).real();  // x^H M x, x of unit norm
-                        const double residual2 = std::max(0.0, w.squaredNorm() - lambda * lambda);
+                        // |w - l x|^2 itself: |w|^2 - l^2 would cancel to rounding (1e-16 |M|_F^2).
+                        const double residual2 = (w - lambda * x).squaredNorm();
                         found = residual2 <= 1e-24 * frob2 && lambda > 0 && lambda * lambda > 0.5 * frob2;
                         const double len = w.norm();
                         if (!(len > 0)) break;
