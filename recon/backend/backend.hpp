@@ -193,6 +193,12 @@ public:
     virtual void gramProjection(const ComplexArray& a, std::size_t rows, std::size_t cols, double threshold,
                                 std::vector<double>& values, std::size_t& kept, ComplexArray& projection);
 
+    // gramProjection of ESPIRiT's calibration matrix given by its blocks. The default builds A and
+    // calls gramProjection (the CUDA backend's Gram on the device); the CPU backend forms A^H A
+    // from the blocks (calibrationGram) and never builds A.
+    virtual void calibrationProjection(const CalibrationMatrix& m, double threshold, std::vector<double>& values,
+                                       std::size_t& kept, ComplexArray& projection);
+
     // Per voxel, the largest eigenvalue of an n x n Hermitian matrix and its eigenvector (unit
     // norm, arbitrary phase): `upper` holds the upper triangles, pair (r, c), r <= c, as image
     // r n - r (r - 1) / 2 + c - r of `voxels` values (recon/sense's HermitianField); `vectors`
@@ -218,6 +224,11 @@ public:
 LinearOperatorPtr fourierOperator(Backend& backend, const Trajectory& t, const Grid& grid, const std::vector<double>& phi,
                                   const FourierMethod& method, std::shared_ptr<const ToeplitzOperator> normal);
 
+
+// Backend::gramProjection's work on the host from the Gram matrix A^H A itself (cols x cols,
+// column-major; the lower triangle is read).
+void hostGramProjection(const ComplexArray& gram, std::size_t cols, double threshold, std::vector<double>& values,
+                        std::size_t& kept, ComplexArray& projection);
 
 std::unique_ptr<Backend> createCpuBackend(Precision p, int threads = 0);
 // Null (and *why set) when CUDA is not built in, no device is usable, or init fails.

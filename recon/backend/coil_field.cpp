@@ -1,6 +1,7 @@
 #include "recon/backend/coil_field.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -52,6 +53,136 @@ std::size_t signalSubspaceSize(const std::vector<double>& values, double thresho
     std::size_t kept = 0;
     while (kept < values.size() && values[values.size() - 1 - kept] >= threshold * energy_max) ++kept;
     return kept;
+}
+
+BlockShape CalibrationMatrix::positions() const {
+    return {block[0] - kernel[0] + 1, block[1] - kernel[1] + 1, block[2] - kernel[2] + 1};
+}
+
+namespace {
+
+void checkCalibrationMatrix(const CalibrationMatrix& m) {
+    for (int a = 0; a < 3; ++a)
+        if (m.kernel[std::size_t(a)] < 1 || m.block[std::size_t(a)] < m.kernel[std::size_t(a)])
+            throw InputError("calibration matrix: the kernel (" + std::to_string(m.kernel[std::size_t(a)]) +
+                             ") must fit the block (" + std::to_string(m.block[std::size_t(a)]) + ") on axis " + std::to_string(a));
+    if (m.coils < 1 || m.values.size() != std::size_t(m.coils) * blockPoints(m.block))
+        throw InputError("calibration matrix: " + std::to_string(m.values.size()) + " block values for " +
+                         std::to_string(m.coils) + " coils of " + std::to_string(blockPoints(m.block)) + " points");
+}
+
+}  // namespace
+
+ComplexArray calibrationMatrixValues(const CalibrationMatrix& m) {
+    checkCalibrationMatrix(m);
+    const BlockShape pos = m.positions(), &cal = m.block, &ker = m.kernel;
+    const std::size_t rows = m.rows(), columns = m.cols(), ker_points = blockPoints(ker), cal_points = blockPoints(cal);
+    ComplexArray a(rows * columns);
+    // Column by column (coil, kernel offset), in parallel: each writes its own contiguous column.
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t col = 0; col < std::ptrdiff_t(columns); ++col) {
+        const std::size_t c = std::size_t(col) / ker_points, k = std::size_t(col) % ker_points;
+        const std::size_t kx = k % std::size_t(ker[0]), ky = k / std::size_t(ker[0]) % std::size_t(ker[1]),
+                          kz = k / (std::size_t(ker[0]) * std::size_t(ker[1]));
+        cdouble* dst = a.data() + std::size_t(col) * rows;
+        const cdouble* coil = m.values.data() + c * cal_points;
+        for (std::size_t qz = 0; qz < std::size_t(pos[2]); ++qz)
+            for (std::size_t qy = 0; qy < std::size_t(pos[1]); ++qy) {
+                const cdouble* src = coil + ((qz + kz) * std::size_t(cal[1]) + qy + ky) * std::size_t(cal[0]) + kx;
+                for (std::size_t qx = 0; qx < std::size_t(pos[0]); ++qx) *dst++ = src[qx];
+            }
+    }
+    return a;
+}
+
+ComplexArray calibrationGram(const CalibrationMatrix& m) {
+    checkCalibrationMatrix(m);
+    const BlockShape pos = m.positions(), &cal = m.block, &ker = m.kernel;
+    const std::size_t columns = m.cols(), ker_points = blockPoints(ker), cal_points = blockPoints(cal);
+    const BlockShape diff{2 * ker[0] - 1, 2 * ker[1] - 1, 2 * ker[2] - 1};
+    const std::size_t diffs = blockPoints(diff), pairs = std::size_t(m.coils) * std::size_t(m.coils + 1) / 2;
+    ComplexArray gram(columns * columns);
+    // One task per (coil pair c <= c', offset difference delta): the product image
+    // f(p) = conj(x_c(p)) x_c'(p + delta) over the points the patches reach, then its sums over
+    // the boxes [kappa, kappa + positions) for every kappa with kappa + delta inside the kernel,
+    // one axis after the other (sliding sums), written to ((c, kappa), (c', kappa + delta)) and,
+    // for c < c', its mirror. For c = c' every entry is its own task's (delta and -delta cover
+    // the two triangles), so no two tasks write one entry.
+#pragma omp parallel
+    {
+        ComplexArray f(cal_points), s1(cal_points), s2(cal_points);
+#pragma omp for schedule(dynamic, 16)
+        for (std::ptrdiff_t task = 0; task < std::ptrdiff_t(pairs * diffs); ++task) {
+            std::size_t pair = std::size_t(task) / diffs;
+            const std::size_t d = std::size_t(task) % diffs;
+            int r = 0;
+            while (pair >= std::size_t(m.coils - r)) pair -= std::size_t(m.coils - r++);
+            const int c0 = r, c1 = r + int(pair);
+            std::array<int, 3> delta{}, lo{}, hi{}, len{};  // kappa in [lo, hi); f on [lo, hi - 1 + pos)
+            delta[0] = int(d % std::size_t(diff[0])) - (ker[0] - 1);
+            delta[1] = int(d / std::size_t(diff[0]) % std::size_t(diff[1])) - (ker[1] - 1);
+            delta[2] = int(d / (std::size_t(diff[0]) * std::size_t(diff[1]))) - (ker[2] - 1);
+            for (int a = 0; a < 3; ++a) {
+                lo[std::size_t(a)] = std::max(0, -delta[std::size_t(a)]);
+                hi[std::size_t(a)] = std::min(ker[std::size_t(a)], ker[std::size_t(a)] - delta[std::size_t(a)]);
+                len[std::size_t(a)] = hi[std::size_t(a)] - lo[std::size_t(a)] + pos[std::size_t(a)] - 1;
+            }
+            const cdouble* x0 = m.values.data() + std::size_t(c0) * cal_points;
+            const cdouble* x1 = m.values.data() + std::size_t(c1) * cal_points;
+            auto at = [&](int px, int py, int pz) { return (std::size_t(pz) * std::size_t(cal[1]) + std::size_t(py)) * std::size_t(cal[0]) + std::size_t(px); };
+            // f, dense on len[0] x len[1] x len[2] (x fastest), p = lo + index.
+            std::size_t i = 0;
+            for (int z = 0; z < len[2]; ++z)
+                for (int y = 0; y < len[1]; ++y)
+                    for (int x = 0; x < len[0]; ++x, ++i) {
+                        const int px = lo[0] + x, py = lo[1] + y, pz = lo[2] + z;
+                        f[i] = std::conj(x0[at(px, py, pz)]) * x1[at(px + delta[0], py + delta[1], pz + delta[2])];
+                    }
+            // Sliding box sums of `pos` along one axis: in has sizes n_in, out the same with that
+            // axis's length replaced by w = hi - lo (one sum per kappa).
+            auto boxSums = [&](const ComplexArray& in, ComplexArray& out, std::array<int, 3> n_in, int axis) {
+                const int w = hi[std::size_t(axis)] - lo[std::size_t(axis)], p = pos[std::size_t(axis)];
+                std::size_t stride = 1;
+                for (int a = 0; a < axis; ++a) stride *= std::size_t(n_in[std::size_t(a)]);
+                std::size_t above = 1;
+                for (int a = axis + 1; a < 3; ++a) above *= std::size_t(n_in[std::size_t(a)]);
+                const std::size_t n_axis = std::size_t(n_in[std::size_t(axis)]);
+                for (std::size_t h = 0; h < above; ++h)
+                    for (std::size_t l = 0; l < stride; ++l) {
+                        const cdouble* src = in.data() + h * n_axis * stride + l;
+                        cdouble* dst = out.data() + h * std::size_t(w) * stride + l;
+                        cdouble sum = 0;
+                        for (int j = 0; j < p; ++j) sum += src[std::size_t(j) * stride];
+                        dst[0] = sum;
+                        for (int k = 1; k < w; ++k) {
+                            sum += src[std::size_t(k + p - 1) * stride] - src[std::size_t(k - 1) * stride];
+                            dst[std::size_t(k) * stride] = sum;
+                        }
+                    }
+            };
+            std::array<int, 3> n = len;
+            boxSums(f, s1, n, 0);
+            n[0] = hi[0] - lo[0];
+            boxSums(s1, s2, n, 1);
+            n[1] = hi[1] - lo[1];
+            boxSums(s2, s1, n, 2);
+            n[2] = hi[2] - lo[2];
+            // s1 now holds G((c0, kappa), (c1, kappa + delta)) for kappa in [lo, hi).
+            std::size_t j = 0;
+            for (int kz = lo[2]; kz < hi[2]; ++kz)
+                for (int ky = lo[1]; ky < hi[1]; ++ky)
+                    for (int kx = lo[0]; kx < hi[0]; ++kx, ++j) {
+                        const std::size_t row = std::size_t(c0) * ker_points +
+                                                (std::size_t(kz) * std::size_t(ker[1]) + std::size_t(ky)) * std::size_t(ker[0]) + std::size_t(kx);
+                        const std::size_t col = std::size_t(c1) * ker_points +
+                                                (std::size_t(kz + delta[2]) * std::size_t(ker[1]) + std::size_t(ky + delta[1])) * std::size_t(ker[0]) +
+                                                std::size_t(kx + delta[0]);
+                        gram[col * columns + row] = s1[j];
+                        if (c0 != c1) gram[row * columns + col] = std::conj(s1[j]);
+                    }
+        }
+    }
+    return gram;
 }
 
 ComplexArray blockImages(const FrequencyBlocks& blocks, const Grid& grid) {

@@ -258,6 +258,13 @@ public:
         return i;
     }
 
+    // A^H A from the calibration blocks (calibrationGram), never A: in 3D with 8 coils forming it
+    // from A (6859 x 1728) took 13 of ESPIRiT's ~50 CPU seconds on two cores.
+    void calibrationProjection(const CalibrationMatrix& m, double threshold, std::vector<double>& values, std::size_t& kept,
+                               ComplexArray& projection) override {
+        hostGramProjection(calibrationGram(m), m.cols(), threshold, values, kept, projection);
+    }
+
     std::vector<MethodInfo> methods() const override {
         return {{"nufft", "NUFFT: exp-semicircle spreading on a 1.5x grid + pruned FFTW, accuracy set by the tolerance", false},
                 {"direct", "exact sums (the paper's loops), separable phases, OpenMP", true}};

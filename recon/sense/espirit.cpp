@@ -8,7 +8,6 @@
 #include <Eigen/Dense>
 
 #include "recon/core/errors.hpp"
-#include "recon/core/host_memory.hpp"
 #include "recon/sense/calibration.hpp"
 #include "recon/sense/small_linalg.hpp"
 
@@ -43,38 +42,22 @@ CoilMaps estimateCoilMapsEspirit(Backend& backend, const Dataset& data, const Es
         ker[std::size_t(a)] = opts.kernel;
         diff[std::size_t(a)] = 2 * opts.kernel - 1;
     }
-    const std::size_t cal_points = blockPoints(cal), ker_points = blockPoints(ker), voxels = g.voxels();
+    const std::size_t ker_points = blockPoints(ker), voxels = g.voxels();
 
-    // 2. The calibration matrix (one row per patch position) and its row space.
-    const BlockShape positions{cal[0] - ker[0] + 1, cal[1] - ker[1] + 1, cal[2] - ker[2] + 1};
-    const Eigen::Index rows = Eigen::Index(blockPoints(positions)), columns = Eigen::Index(std::size_t(coils) * ker_points);
-    ComplexArray a;  // column-major; every value written below
-    resizeForOverwrite(a, std::size_t(rows) * std::size_t(columns));
-    // Column by column (coil, kernel offset), in parallel: each writes its own contiguous column
-    // (11.8 million values in 3D with 8 coils).
-#pragma omp parallel for schedule(static)
-    for (Eigen::Index col = 0; col < columns; ++col) {
-        const int c = int(std::size_t(col) / ker_points);
-        const std::size_t k = std::size_t(col) % ker_points;
-        const int kx = int(k % std::size_t(ker[0])), ky = int(k / std::size_t(ker[0]) % std::size_t(ker[1])),
-                  kz = int(k / (std::size_t(ker[0]) * std::size_t(ker[1])));
-        cdouble* dst = a.data() + std::size_t(col) * std::size_t(rows);
-        const cdouble* coil = calib.data() + std::size_t(c) * cal_points;
-        for (int qz = 0; qz < positions[2]; ++qz)
-            for (int qy = 0; qy < positions[1]; ++qy) {
-                const cdouble* src = coil + (std::size_t(qz + kz) * std::size_t(cal[1]) + std::size_t(qy + ky)) * std::size_t(cal[0]) + std::size_t(kx);
-                for (int qx = 0; qx < positions[0]; ++qx) *dst++ = src[qx];
-            }
-    }
-    progress.update(0.35);
-    // The right singular vectors are the eigenvectors of A^H A (sigma^2 its eigenvalues), on the
-    // backend: 3D with 8 coils makes A^H A 1728 x 1728, tens of seconds on the host's cores. The
-    // projection P = V V^H on the row space (sigma >= threshold * sigma_max) there too.
+    // 2. The calibration matrix (one row per patch position) and its row space. The right
+    // singular vectors are the eigenvectors of A^H A (sigma^2 its eigenvalues), on the backend:
+    // 3D with 8 coils makes A^H A 1728 x 1728. The projection P = V V^H on the row space
+    // (sigma^2 >= threshold * sigma_max^2) there too.
+    CalibrationMatrix matrix;
+    matrix.block = cal;
+    matrix.kernel = ker;
+    matrix.coils = coils;
+    matrix.values = calib;
+    const Eigen::Index columns = Eigen::Index(matrix.cols());
     std::vector<double> gram_values;
     std::size_t kept = 0;
     ComplexArray projection;
-    backend.gramProjection(a, std::size_t(rows), std::size_t(columns), opts.singular_value_threshold, gram_values, kept,
-                           projection);
+    backend.calibrationProjection(matrix, opts.singular_value_threshold, gram_values, kept, projection);
     progress.update(0.5);
     std::vector<double> sigma(static_cast<std::size_t>(columns));
     for (Eigen::Index i = 0; i < columns; ++i) sigma[std::size_t(i)] = std::sqrt(std::max(0.0, gram_values[std::size_t(columns - 1 - i)]));

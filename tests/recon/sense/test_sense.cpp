@@ -4,6 +4,7 @@
 // (the coil map estimates: test_coil_maps.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "recon/core/conventions.hpp"
@@ -624,4 +625,129 @@ TEST(CoilCompression, PrepareCoilsWhitensFirstThenCompresses) {
     EXPECT_EQ(none.virtual_coils, 0);
     EXPECT_EQ(plain.kspace, d.kspace);
     EXPECT_THROW(prepareCoils(plain, 5), InputError);
+}
+
+// ESPIRiT's calibration matrix: A built entry by entry from its definition, and the CPU
+// backend's A^H A formed from the blocks (box sums of product images, never A) against the
+// plain product A^H A, in 2D and 3D, with kernels and blocks of different sides per axis;
+// the CPU backend's projection from the blocks equals the default's from A.
+TEST(CoilMaps, CalibrationGramFromTheBlocksIsTheProductOfTheMatrix) {
+    struct Case {
+        BlockShape block, kernel;
+        int coils;
+    };
+    for (const Case& k : {Case{{9, 7, 1}, {3, 4, 1}, 3}, Case{{6, 5, 7}, {2, 3, 4}, 2}, Case{{5, 5, 5}, {5, 1, 2}, 1}}) {
+        CalibrationMatrix m;
+        m.block = k.block;
+        m.kernel = k.kernel;
+        m.coils = k.coils;
+        m.values = randomComplex(std::size_t(k.coils) * blockPoints(k.block), 11);
+        const ComplexArray a = calibrationMatrixValues(m);
+        const std::size_t rows = m.rows(), cols = m.cols();
+        ASSERT_EQ(rows, std::size_t(k.block[0] - k.kernel[0] + 1) * std::size_t(k.block[1] - k.kernel[1] + 1) *
+                            std::size_t(k.block[2] - k.kernel[2] + 1));
+        ASSERT_EQ(a.size(), rows * cols);
+        const std::size_t kp = blockPoints(k.kernel), bp = blockPoints(k.block);
+        for (std::size_t col = 0; col < cols; ++col) {
+            const std::size_t c = col / kp, kk = col % kp;
+            const int kx = int(kk % std::size_t(k.kernel[0])), ky = int(kk / std::size_t(k.kernel[0]) % std::size_t(k.kernel[1])),
+                      kz = int(kk / std::size_t(k.kernel[0] * k.kernel[1]));
+            for (std::size_t q = 0; q < rows; ++q) {
+                const BlockShape pos = m.positions();
+                const int qx = int(q % std::size_t(pos[0])), qy = int(q / std::size_t(pos[0]) % std::size_t(pos[1])),
+                          qz = int(q / std::size_t(pos[0] * pos[1]));
+                const std::size_t p = std::size_t(((qz + kz) * k.block[1] + qy + ky) * k.block[0] + qx + kx);
+                ASSERT_EQ(a[col * rows + q], m.values[c * bp + p]);
+            }
+        }
+        const ComplexArray gram = calibrationGram(m);
+        ASSERT_EQ(gram.size(), cols * cols);
+        double scale = 0;
+        for (const cdouble& v : m.values) scale += std::norm(v);
+        for (std::size_t i = 0; i < cols; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                cdouble want = 0;
+                for (std::size_t q = 0; q < rows; ++q) want += std::conj(a[i * rows + q]) * a[j * rows + q];
+                ASSERT_LT(std::abs(gram[j * cols + i] - want), 1e-12 * scale) << i << ", " << j;
+            }
+        auto cpu = createCpuBackend(Precision::Double, 1);
+        std::vector<double> values, values_a;
+        std::size_t kept = 0, kept_a = 0;
+        ComplexArray p, p_a;
+        cpu->calibrationProjection(m, 0.05, values, kept, p);
+        cpu->gramProjection(a, rows, cols, 0.05, values_a, kept_a, p_a);
+        EXPECT_EQ(kept, kept_a);
+        EXPECT_GT(kept, 0u);
+        ASSERT_EQ(values.size(), cols);
+        for (std::size_t i = 0; i < cols; ++i) EXPECT_NEAR(values[i], values_a[i], 1e-10 * scale);
+        for (std::size_t i = 0; i < p.size(); ++i) ASSERT_LT(std::abs(p[i] - p_a[i]), 1e-8);
+    }
+    CalibrationMatrix bad;
+    bad.block = {4, 4, 1};
+    bad.kernel = {5, 1, 1};
+    bad.coils = 1;
+    bad.values = ComplexArray(16);
+    EXPECT_THROW(calibrationGram(bad), InputError);
+    bad.kernel = {2, 2, 1};
+    bad.values = ComplexArray(15);
+    EXPECT_THROW(calibrationMatrixValues(bad), InputError);
+}
+
+// The host's signal-subspace projection (tridiagonalisation, eigenvalues, inverse iteration for
+// the kept ones only) against Eigen's full decomposition, on Gram matrices with known spectra:
+// distinct values, a repeated value (multiplicity 3) and a tight cluster inside the kept part,
+// and a gap at the threshold so the subspace is well defined.
+TEST(CoilMaps, GramProjectionMatchesTheFullDecomposition) {
+    const int n = 40;
+    // A random unitary: the eigenvectors of a random Hermitian matrix.
+    SquareMatrix h(n);
+    const ComplexArray r = randomComplex(std::size_t(n) * std::size_t(n), 5);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) h(i, j) = r[std::size_t(i * n + j)] + std::conj(r[std::size_t(j * n + i)]);
+    const SquareMatrix q = hermitianEigen(h).vectors;
+    auto product = [&](const SquareMatrix& a, const SquareMatrix& b) {
+        SquareMatrix c(n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                for (int k = 0; k < n; ++k) c(i, j) += a(i, k) * b(k, j);
+        return c;
+    };
+    for (int variant = 0; variant < 3; ++variant) {
+        std::vector<double> spectrum(n);  // 12 kept above the threshold 1e-3, the rest far below
+        for (int i = 0; i < n; ++i) spectrum[std::size_t(i)] = i < 12 ? 100.0 / (1 + i) : 1e-5 * (1 + i % 5);
+        if (variant == 1) std::fill(spectrum.begin(), spectrum.begin() + 3, 50.0);             // a repeated value
+        if (variant == 2) for (int i = 4; i < 10; ++i) spectrum[std::size_t(i)] = 10.0 + 1e-9 * i;  // a tight cluster
+        // G = Q diag(spectrum) Q^H (column-major for hostGramProjection) and the kept part's projection.
+        SquareMatrix scaled(n), want(n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) scaled(i, j) = q(i, j) * spectrum[std::size_t(j)];
+        SquareMatrix qh(n);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) qh(i, j) = std::conj(q(j, i));
+        const SquareMatrix g = product(scaled, qh);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                for (int k = 0; k < 12; ++k) want(i, j) += q(i, k) * std::conj(q(j, k));
+        ComplexArray gram(std::size_t(n) * std::size_t(n));
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) gram[std::size_t(j * n + i)] = g(i, j);
+        std::vector<double> values;
+        std::size_t kept = 0;
+        ComplexArray projection;
+        hostGramProjection(gram, std::size_t(n), 1e-3, values, kept, projection);
+        EXPECT_EQ(kept, 12u) << variant;
+        std::vector<double> sorted = spectrum;
+        std::sort(sorted.begin(), sorted.end());
+        for (int i = 0; i < n; ++i) EXPECT_NEAR(values[std::size_t(i)], sorted[std::size_t(i)], 1e-10) << variant;
+        double diff = 0, idempotence = 0;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+                diff = std::max(diff, std::abs(projection[std::size_t(j * n + i)] - want(i, j)));
+                cdouble pp = 0;
+                for (int k = 0; k < n; ++k) pp += projection[std::size_t(k * n + i)] * projection[std::size_t(j * n + k)];
+                idempotence = std::max(idempotence, std::abs(pp - projection[std::size_t(j * n + i)]));
+            }
+        EXPECT_LT(diff, 1e-9) << variant;
+        EXPECT_LT(idempotence, 1e-9) << variant;
+    }
 }
