@@ -1,5 +1,6 @@
 // Which preconditioner the quadratic CG solve uses (recon/backend/circulant_preconditioner.hpp).
 // Its names live here, below io and session, so recipes, the CLI and the session share them.
+// Auto: the session's rule, keyed by what is solved (resolvePreconditioner, recon/session).
 #pragma once
 
 #include <string>
@@ -8,14 +9,17 @@
 
 namespace recon {
 
-enum class PreconditionerKind { None, Circulant };
+enum class PreconditionerKind { None, Circulant, Auto };
 
-inline std::string toString(PreconditionerKind k) { return k == PreconditionerKind::Circulant ? "circulant" : "none"; }
+inline std::string toString(PreconditionerKind k) {
+    return k == PreconditionerKind::Circulant ? "circulant" : k == PreconditionerKind::Auto ? "auto" : "none";
+}
 
 inline PreconditionerKind parsePreconditioner(const std::string& s) {
     if (s == "none") return PreconditionerKind::None;
     if (s == "circulant") return PreconditionerKind::Circulant;
-    throw InputError("unknown preconditioner '" + s + "' (expected none or circulant)");
+    if (s == "auto") return PreconditionerKind::Auto;
+    throw InputError("unknown preconditioner '" + s + "' (expected none, circulant or auto)");
 }
 
 }  // namespace recon

@@ -325,34 +325,39 @@ std::shared_ptr<const Vector> ReconstructionSession::circulantData(const Fourier
     return it->second;
 }
 
+std::shared_ptr<const Vector> ReconstructionSession::circulantPenalty(const SolveOptions& opts) {
+    auto it = circulant_penalty_.find(opts.regularizer);
+    if (it == circulant_penalty_.end()) {
+        // W^H W's impulse response through the regulariser's operator, on the backend (no matrix).
+        it = circulant_penalty_
+                 .emplace(opts.regularizer, std::make_shared<const Vector>(impulseCirculantEigenvalues(*backend_, dataset().grid, *regularizerOperator(opts))))
+                 .first;
+    }
+    return it->second;
+}
+
+PreconditionerKind resolvePreconditioner(const SolveOptions& opts, bool sense) {
+    if (opts.preconditioner != PreconditionerKind::Auto) return opts.preconditioner;
+    return sense ? PreconditionerKind::Circulant : PreconditionerKind::None;
+}
+
 LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts, bool with_penalty, double weight,
-                                                        const Progress& progress) {
-    if (opts.preconditioner == PreconditionerKind::None) return nullptr;
+                                                        const Progress& progress, double exponent) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(opts.method);
     const std::string mkey = methodKey(m);
     std::ostringstream key;
-    key << mkey << " | " << (with_penalty ? toString(opts.regularizer) : "none") << " | " << (with_penalty ? weight : 0.0);
+    key << mkey << " | " << (with_penalty ? toString(opts.regularizer) : "none") << " | " << (with_penalty ? weight : 0.0) << " | p "
+        << exponent;
     if (preconditioner_.op && preconditioner_.key == key.str()) return preconditioner_.op;
     const std::shared_ptr<const Vector> data_eig = circulantData(m, progress);
-    std::shared_ptr<const Vector> penalty;
-    if (with_penalty) {
-        auto it = circulant_penalty_.find(opts.regularizer);
-        if (it == circulant_penalty_.end()) {
-            // W^H W's impulse response through the regulariser's operator, on the backend (no matrix).
-            it = circulant_penalty_
-                     .emplace(opts.regularizer, std::make_shared<const Vector>(impulseCirculantEigenvalues(*backend_, d.grid, *regularizerOperator(opts))))
-                     .first;
-        }
-        penalty = it->second;
-    }
-    // M^{-3/4}, not M^{-1}: on the demo cases (docs/SCALING.md) the full inverse boosts the sparsely
+    const std::shared_ptr<const Vector> penalty = with_penalty ? circulantPenalty(opts) : nullptr;
+    // M^{-3/4} by default, not M^{-1}: on the demo cases (docs/SCALING.md) the full inverse boosts the sparsely
     // sampled edge of k-space early and reaches plain CG's 60-iteration PSNR later (3D: 55-60 of 60
     // iterations); 3/4 needed 3-27 % fewer iterations than 1/2 for tikhonov and fd, as many for anatomical.
-    constexpr double kExponent = 0.75;
     // Formed and applied on the backend: an N-grid FFT pair per application.
-    preconditioner_ = {key.str(), penalty ? inverseCirculant(*backend_, d.grid, *data_eig, {weight}, {penalty.get()}, kExponent)
-                                          : inverseCirculant(*backend_, d.grid, *data_eig, {}, {}, kExponent)};
+    preconditioner_ = {key.str(), penalty ? inverseCirculant(*backend_, d.grid, *data_eig, {weight}, {penalty.get()}, exponent)
+                                          : inverseCirculant(*backend_, d.grid, *data_eig, {}, {}, exponent)};
     return preconditioner_.op;
 }
 
@@ -422,6 +427,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     // The penalty term stays in a resident solve once it is there (weight 0 for lambda = 0).
     const std::string key = result.method + " | " + toString(opts.regularizer);
     const bool continue_resident = opts.warm_start && d.coils == 1 && resident_.cg && resident_.key == key;
+    const bool circulant = resolvePreconditioner(opts, false) == PreconditionerKind::Circulant;
     LinearOperatorPtr reg = (opts.lambda > 0 || continue_resident) ? regularizerOperator(opts) : nullptr;
 
     auto makeSolver = [&](int c) {
@@ -431,8 +437,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
         auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), *adjointData(c, m, monitor.progress(Phase::AdjointData)), dn);
         if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
-        if (LinearOperatorPtr pm = preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)))
-            cg->setPreconditioner(std::move(pm));
+        if (circulant) cg->setPreconditioner(preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         return cg;
     };
 
@@ -448,7 +453,8 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         if (c == 0 && continue_resident) {
             cg = resident_.cg.get();
             // M^{-1} depends on lambda: rebuilt from the cached eigenvalues, set in the same restart.
-            LinearOperatorPtr pm = preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel));
+            LinearOperatorPtr pm =
+                circulant ? preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel)) : nullptr;
             if (cg->terms() > 1)
                 cg->setWeight(1, penalty_weight, std::move(pm));
             else
