@@ -58,6 +58,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     circulant_penalty_.clear();
     preconditioner_ = {};
     resident_ = {};
+    sense_preconditioner_.reset();
     cpu_fallback_.reset();
     sparse_.reset();
     coil_maps_.reset();
@@ -336,9 +337,9 @@ std::shared_ptr<const Vector> ReconstructionSession::circulantPenalty(const Solv
     return it->second;
 }
 
-PreconditionerKind resolvePreconditioner(const SolveOptions& opts, bool sense) {
+PreconditionerKind resolvePreconditioner(const SolveOptions& opts, bool sense, const std::string& backend_kind) {
     if (opts.preconditioner != PreconditionerKind::Auto) return opts.preconditioner;
-    return sense ? PreconditionerKind::Circulant : PreconditionerKind::None;
+    return sense && backend_kind == "cpu" ? PreconditionerKind::Circulant : PreconditionerKind::None;
 }
 
 LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts, bool with_penalty, double weight,
@@ -388,6 +389,7 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
             circulant_data_.clear();  // eigenvalues on the device
             circulant_penalty_.clear();
             resident_ = {};
+            sense_preconditioner_.reset();  // its vectors are on the device
             sparse_.reset();
         }
         cpu_fallback_ = std::make_unique<ReconstructionSession>(createCpuBackend(info.precision));
@@ -427,7 +429,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     // The penalty term stays in a resident solve once it is there (weight 0 for lambda = 0).
     const std::string key = result.method + " | " + toString(opts.regularizer);
     const bool continue_resident = opts.warm_start && d.coils == 1 && resident_.cg && resident_.key == key;
-    const bool circulant = resolvePreconditioner(opts, false) == PreconditionerKind::Circulant;
+    const bool circulant = resolvePreconditioner(opts, false, backend_->info().kind) == PreconditionerKind::Circulant;
     LinearOperatorPtr reg = (opts.lambda > 0 || continue_resident) ? regularizerOperator(opts) : nullptr;
 
     auto makeSolver = [&](int c) {

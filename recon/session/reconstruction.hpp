@@ -95,11 +95,12 @@ struct SolveOptions {
     CoilMapMethod coil_maps = CoilMapMethod::Espirit;
 };
 
-// What PreconditionerKind::Auto means for a solve (the one place of the rule): the circulant for
-// SENSE on every backend (to plain CG's 60-iteration image in fewer iterations, and a lambda change
-// converged sooner: docs/SENSE.md, "The preconditioner"); none for single-image solves, as before.
-// None and Circulant are returned as asked.
-PreconditionerKind resolvePreconditioner(const SolveOptions& opts, bool sense);
+// What PreconditionerKind::Auto means for a solve on a backend of `backend_kind` (BackendInfo::kind;
+// the one place of the rule): SENSE's preconditioner on the CPU, where it reaches plain CG's
+// 60-iteration image in fewer iterations (docs/SENSE.md, "The preconditioner"); none on a GPU, where
+// building it (about 85 ms at 128^3) cost what the iterations it saved gained; none for single-image
+// solves, as before. None and Circulant are returned as asked.
+PreconditionerKind resolvePreconditioner(const SolveOptions& opts, bool sense, const std::string& backend_kind);
 
 // Called after every CG iteration, on the thread that called solve(). `snapshot`
 // is non-null every snapshot_every iterations and on the last one. `coil` counts

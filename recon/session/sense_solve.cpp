@@ -92,7 +92,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     const bool with_penalty = opts.lambda > 0;
     // The maps in use are part of the key: other maps make another system.
     const std::string maps_key = coil_maps_ && !coil_maps_method_ ? "given " + coil_maps_->source : toString(opts.coil_maps);
-    const PreconditionerKind pk = resolvePreconditioner(opts, true);
+    const PreconditionerKind pk = resolvePreconditioner(opts, true, backend_->info().kind);
     const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + " | " + maps_key +
                             (with_penalty ? " | penalty" : "") + " | devices " + std::to_string(sense_devices_.size()) +
                             " | preconditioner " + toString(pk);

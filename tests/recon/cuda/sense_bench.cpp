@@ -11,6 +11,9 @@
 //   the coil maps (Walsh, ESPIRiT: their stages from the progress they report; one untimed estimate
 //   of each first, then --repeats rows). Between them: the normal product alone (per coil against
 //   batched) and the λ change to convergence (its definition printed: PSNR against the truth by iteration).
+// Then the preconditioner's rows (plain CG against SENSE's preconditioner: residuals and PSNR by
+// iteration, iterations to plain CG's PSNR and to a converged image, cold and after a λ change, timed).
+// --preconditioner-only: those rows alone; --demo NAME: those rows on a demo case with its ESPIRiT maps.
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
 #include <algorithm>
 #include <chrono>
@@ -268,8 +271,9 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
                 s.solve(o);
                 change = since(t0);
             }
-            std::printf(" | whole to plain's PSNR %.3f s, to converged %.3f s, lambda change to converged %.3f s", whole_budget, whole,
-                        change);
+            auto seconds = [](double t) { return t < 0 ? std::string("- (not reached)") : std::to_string(t) + " s"; };
+            std::printf(" | whole to plain's PSNR %s, to converged %s, lambda change to converged %s", seconds(whole_budget).c_str(),
+                        seconds(whole).c_str(), seconds(change).c_str());
         }
         std::printf("\n");
         std::fflush(stdout);

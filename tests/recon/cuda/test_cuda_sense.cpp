@@ -37,16 +37,16 @@ TEST(CudaSense, EightCoilSolveMatchesTheCpu) {
     EXPECT_NEAR(qb.psnr_db, qa.psnr_db, 0.05);
 }
 
-// The preconditioned SENSE solve (the default, PreconditionerKind::Auto) gives the CPU's image on the
-// GPU: the maps' energy, D, the inside/outside split and the circulant all made on the device; and a
-// warm lambda change (M^{-1} rebuilt there) too.
+// The preconditioned SENSE solve gives the CPU's image on the GPU: the maps' energy, D, the
+// inside/outside split and the circulant all made on the device; and a warm lambda change (M^{-1}
+// rebuilt there) too.
 TEST(CudaSense, PreconditionedSolveMatchesTheCpu) {
     const auto data = simulate(demoCase("radial-2d-8coil"));
     SolveOptions o;
     o.iterations = 15;
     o.lambda = 0.05;
     o.coil_combination = CoilCombination::Sense;
-    o.preconditioner = PreconditionerKind::Auto;
+    o.preconditioner = PreconditionerKind::Circulant;
     ReconstructionSession cpu(createCpuBackend(Precision::Single)), dev(gpu(Precision::Single));
     cpu.setDataset(data);
     dev.setDataset(data);
