@@ -160,7 +160,7 @@ struct PsnrMonitor final : Monitor {
     }
 };
 
-// The preconditioner's rows (SolveOptions::preconditioner none against auto, the SENSE circulant with
+// The preconditioner's rows (SolveOptions::preconditioner none against circulant: SENSE's, with
 // its diagonal correction). "Converged": every later iterate within 0.1 dB (PSNR against the truth)
 // of a long solve's, the reference being the preconditioned solve at 8x the budget from zero. Per kind:
 //   cold  - iterations from zero to plain CG's budget-iteration PSNR (within 0.1 dB), and to converged;
@@ -226,7 +226,7 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
     double plain_budget = 0;
     std::printf("preconditioner (%s maps): long solves (circulant, %d its from zero) PSNR %.2f dB at lambda %.2f, %.2f dB at %.2f\n",
                 maps_source.c_str(), 8 * iterations, reference[0], lambda0, reference[1], lambda1);
-    for (PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Auto}) {
+    for (PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
         std::vector<double> cold, warm;
         {
             ReconstructionSession s(b);
@@ -445,9 +445,9 @@ int main(int argc, char** argv) {
             preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats);
             return 0;
         }
-        run(b, data, truth_maps, iterations, PreconditionerKind::Auto);  // warm-up: plans, cuFFT, the tuning cache
+        run(b, data, truth_maps, iterations, PreconditionerKind::Circulant);  // warm-up: plans, cuFFT, the tuning cache
         for (int r = 0; r < 2 * repeats; ++r) {
-            const PreconditionerKind pk = r % 2 ? PreconditionerKind::Auto : PreconditionerKind::None;
+            const PreconditionerKind pk = r % 2 ? PreconditionerKind::Circulant : PreconditionerKind::None;
             const Row row = run(b, data, truth_maps, iterations, pk);
             const double cg = row.solve.seconds;
             std::printf("%-5s whole %.3f s = prewhiten %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it;"
