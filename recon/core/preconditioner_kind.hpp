@@ -1,5 +1,6 @@
 // Which preconditioner the quadratic CG solve uses (recon/backend/circulant_preconditioner.hpp).
 // Its names live here, below io and session, so recipes, the CLI and the session share them.
+// Auto: the session's rule, keyed by what is solved (resolvePreconditioner, recon/session).
 #pragma once
 
 #include <string>
@@ -8,8 +9,6 @@
 
 namespace recon {
 
-// Auto: the quadratic CG's choice by backend and prior (recon/session: resolvePreconditioner);
-// ADMM's inner CG takes none or circulant only.
 enum class PreconditionerKind { None, Circulant, Auto };
 
 inline std::string toString(PreconditionerKind k) {

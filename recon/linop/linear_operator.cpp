@@ -139,6 +139,10 @@ public:
         for (std::size_t i = 0; i < d.size(); ++i) d2[i] = std::norm(d[i]);
         d2_ = space.fromHost(d2);
     }
+    Diagonal(VectorSpace& space, Vector d, std::string name)
+        : LinearOperator(space, d.size(), d.size(), std::move(name)), d_(std::move(d)), d2_(space.make(d_.size())) {
+        space.multiply(d_, d_, d2_, true);  // |d|^2
+    }
 
 private:
     void applyForward(const Vector& x, Vector& y) const override { space().multiply(d_, x, y, false); }
@@ -292,6 +296,10 @@ LinearOperatorPtr vstack(std::vector<LinearOperatorPtr> ops) {
 
 LinearOperatorPtr diagonal(VectorSpace& space, const ComplexArray& d, std::string name) {
     return std::make_shared<Diagonal>(space, d, std::move(name));
+}
+
+LinearOperatorPtr diagonal(VectorSpace& space, Vector d, std::string name) {
+    return std::make_shared<Diagonal>(space, std::move(d), std::move(name));
 }
 
 LinearOperatorPtr identity(VectorSpace& space, std::size_t n) { return std::make_shared<Identity>(space, n); }

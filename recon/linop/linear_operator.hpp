@@ -64,6 +64,8 @@ LinearOperatorPtr scaled(cdouble a, LinearOperatorPtr op);
 LinearOperatorPtr vstack(std::vector<LinearOperatorPtr> ops);
 // diag(d): y = d .* x; adjoint conj(d) .* y.
 LinearOperatorPtr diagonal(VectorSpace& space, const ComplexArray& d, std::string name = "diagonal");
+// The same from d already on `space` (kept; nothing crosses to the host).
+LinearOperatorPtr diagonal(VectorSpace& space, Vector d, std::string name = "diagonal");
 LinearOperatorPtr identity(VectorSpace& space, std::size_t n);
 // y[(i + offset) mod n] = x[i], n = x.size(): a cyclic shift of the whole vector, two copyRange
 // calls on any backend. A permutation, so it keeps an orthogonal transform applied after it

@@ -29,6 +29,7 @@ public:
     int coils() const { return int(maps_.size()); }
     std::size_t voxels() const { return fourier_->inSize(); }
     std::size_t samplesPerCoil() const { return fourier_->outSize(); }
+    const std::vector<const Vector*>& maps() const { return map_ptrs_; }  // resident, one per coil
     // E^H d = sum_c conj(S_c) .* (F^H d_c) from per-coil F^H d_c on the backend (the session
     // caches them), with the resident maps: no pass over the data, no second upload of the maps.
     // Sizes are checked (InputError).

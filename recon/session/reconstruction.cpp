@@ -64,6 +64,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     circulant_penalty_.clear();
     preconditioner_ = {};
     resident_ = {};
+    sense_preconditioner_.reset();
     cpu_fallback_.reset();
     sparse_.reset();
     coil_maps_.reset();
@@ -360,45 +361,49 @@ std::shared_ptr<const Vector> ReconstructionSession::circulantData(const Fourier
     return it->second;
 }
 
-PreconditionerKind resolvePreconditioner(PreconditionerKind requested, const BackendInfo& backend, RegularizerKind prior) {
+std::shared_ptr<const Vector> ReconstructionSession::circulantPenalty(const SolveOptions& opts) {
+    auto it = circulant_penalty_.find(opts.regularizer);
+    if (it == circulant_penalty_.end()) {
+        // W^H W's impulse response through the regulariser's operator, on the backend (no matrix).
+        it = circulant_penalty_
+                 .emplace(opts.regularizer, std::make_shared<const Vector>(impulseCirculantEigenvalues(*backend_, dataset().grid, *regularizerOperator(opts))))
+                 .first;
+    }
+    return it->second;
+}
+
+PreconditionerKind resolvePreconditioner(PreconditionerKind requested, const BackendInfo& backend, RegularizerKind prior, bool sense) {
     if (requested != PreconditionerKind::Auto) return requested;
-    // On a GPU (H100, paper-128; docs/GPU.md) the circulant reached plain CG's 60-iteration PSNR with
-    // the anatomical prior in 25 iterations: the whole reconstruction in 0.65-0.75x plain CG's time
-    // (27.7 against 42.8 ms fastest of 5); with finite differences it needed 47 of 60 (lambda 0.2) or
-    // never got there (0.02), with Tikhonov 57, at 0.67 ms an iteration against 0.57. On the CPU it
-    // did not pay for any prior (docs/SCALING.md).
+    // SENSE: its preconditioner on the CPU reaches plain CG's 60-iteration image in fewer iterations
+    // (docs/SENSE.md, "The preconditioner"); on a GPU building it (about 85 ms at 128^3) cost what the
+    // iterations it saved gained.
+    if (sense) return backend.kind == "cpu" ? PreconditionerKind::Circulant : PreconditionerKind::None;
+    // Single images: on a GPU (H100, paper-128; docs/GPU.md) the circulant reached plain CG's
+    // 60-iteration PSNR with the anatomical prior in 25 iterations: the whole reconstruction in
+    // 0.65-0.75x plain CG's time (27.7 against 42.8 ms fastest of 5); with finite differences it
+    // needed 47 of 60 (lambda 0.2) or never got there (0.02), with Tikhonov 57, at 0.67 ms an
+    // iteration against 0.57. On the CPU it did not pay for any prior (docs/SCALING.md).
     if (backend.kind == "cuda" && prior == RegularizerKind::AnatomicalFiniteDifference) return PreconditionerKind::Circulant;
     return PreconditionerKind::None;
 }
 
 LinearOperatorPtr ReconstructionSession::preconditioner(const SolveOptions& opts, bool with_penalty, double weight,
-                                                        const Progress& progress) {
-    if (resolvePreconditioner(opts.preconditioner, backend_->info(), opts.regularizer) == PreconditionerKind::None) return nullptr;
+                                                        const Progress& progress, double exponent) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(opts.method);
     const std::string mkey = modelKey(m, opts.weighting);
     std::ostringstream key;
-    key << mkey << " | " << (with_penalty ? toString(opts.regularizer) : "none") << " | " << (with_penalty ? weight : 0.0);
+    key << mkey << " | " << (with_penalty ? toString(opts.regularizer) : "none") << " | " << (with_penalty ? weight : 0.0) << " | p "
+        << exponent;
     if (preconditioner_.op && preconditioner_.key == key.str()) return preconditioner_.op;
     const std::shared_ptr<const Vector> data_eig = circulantData(m, progress, opts.weighting);
-    std::shared_ptr<const Vector> penalty;
-    if (with_penalty) {
-        auto it = circulant_penalty_.find(opts.regularizer);
-        if (it == circulant_penalty_.end()) {
-            // W^H W's impulse response through the regulariser's operator, on the backend (no matrix).
-            it = circulant_penalty_
-                     .emplace(opts.regularizer, std::make_shared<const Vector>(impulseCirculantEigenvalues(*backend_, d.grid, *regularizerOperator(opts))))
-                     .first;
-        }
-        penalty = it->second;
-    }
-    // M^{-3/4}, not M^{-1}: on the demo cases (docs/SCALING.md) the full inverse boosts the sparsely
+    const std::shared_ptr<const Vector> penalty = with_penalty ? circulantPenalty(opts) : nullptr;
+    // M^{-3/4} by default, not M^{-1}: on the demo cases (docs/SCALING.md) the full inverse boosts the sparsely
     // sampled edge of k-space early and reaches plain CG's 60-iteration PSNR later (3D: 55-60 of 60
     // iterations); 3/4 needed 3-27 % fewer iterations than 1/2 for tikhonov and fd, as many for anatomical.
-    constexpr double kExponent = 0.75;
     // Formed and applied on the backend: an N-grid FFT pair per application.
-    preconditioner_ = {key.str(), penalty ? inverseCirculant(*backend_, d.grid, *data_eig, {weight}, {penalty.get()}, kExponent)
-                                          : inverseCirculant(*backend_, d.grid, *data_eig, {}, {}, kExponent)};
+    preconditioner_ = {key.str(), penalty ? inverseCirculant(*backend_, d.grid, *data_eig, {weight}, {penalty.get()}, exponent)
+                                          : inverseCirculant(*backend_, d.grid, *data_eig, {}, {}, exponent)};
     return preconditioner_.op;
 }
 
@@ -430,6 +435,7 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
             circulant_data_.clear();  // eigenvalues on the device
             circulant_penalty_.clear();
             resident_ = {};
+            sense_preconditioner_.reset();  // its vectors are on the device
             sparse_.reset();
         }
         cpu_fallback_ = std::make_unique<ReconstructionSession>(createCpuBackend(info.precision));
@@ -474,6 +480,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     // The penalty term stays in a resident solve once it is there (weight 0 for lambda = 0).
     const std::string key = modelKey(m, opts.weighting) + " | " + toString(opts.regularizer);
     const bool continue_resident = opts.warm_start && d.coils == 1 && resident_.cg && resident_.key == key;
+    const bool circulant = resolvePreconditioner(opts.preconditioner, backend_->info(), opts.regularizer) == PreconditionerKind::Circulant;
     LinearOperatorPtr reg = (opts.lambda > 0 || continue_resident) ? regularizerOperator(opts) : nullptr;
 
     auto makeSolver = [&](int c) {
@@ -487,8 +494,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         auto cg = std::make_unique<NormalEquationsCg>(
             std::move(terms), weighted ? *weightedAdjoint(weighted_fhd_, c, m, w, adjoint_progress) : *adjointData(c, m, adjoint_progress), dn);
         if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
-        if (LinearOperatorPtr pm = preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)))
-            cg->setPreconditioner(std::move(pm));
+        if (circulant) cg->setPreconditioner(preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         return cg;
     };
 
@@ -504,7 +510,8 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         if (c == 0 && continue_resident) {
             cg = resident_.cg.get();
             // M^{-1} depends on lambda: rebuilt from the cached eigenvalues, set in the same restart.
-            LinearOperatorPtr pm = preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel));
+            LinearOperatorPtr pm =
+                circulant ? preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel)) : nullptr;
             if (cg->terms() > 1)
                 cg->setWeight(1, penalty_weight, std::move(pm));
             else

@@ -25,6 +25,7 @@
 #include "recon/priors/priors.hpp"
 #include "recon/sense/coil_maps.hpp"
 #include "recon/sense/sense_operator.hpp"
+#include "recon/sense/sense_preconditioner.hpp"
 #include "recon/solvers/monitor.hpp"
 #include "recon/solvers/admm.hpp"
 #include "recon/solvers/normal_cg.hpp"
@@ -43,8 +44,9 @@ CoilCombination parseCoilCombination(const std::string& name);  // throws InputE
 inline constexpr double kDefaultNufftTolerance = 1e-4;
 
 // What the quadratic CG's PreconditionerKind::Auto means on a backend (BackendInfo::kind) for a
-// prior; None and Circulant are returned as asked. The one place this rule lives.
-PreconditionerKind resolvePreconditioner(PreconditionerKind requested, const BackendInfo& backend, RegularizerKind prior);
+// prior, single-image or SENSE; None and Circulant are returned as asked. The one place this rule lives.
+PreconditionerKind resolvePreconditioner(PreconditionerKind requested, const BackendInfo& backend, RegularizerKind prior,
+                                         bool sense = false);
 
 // The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: POGM for one
 // wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else. FISTA
@@ -60,9 +62,11 @@ struct SolveOptions {
     double tolerance = 0;         // stop when the relative residual falls below (0: run all)
     int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
     FourierMethod method{"", kDefaultNufftTolerance};  // empty name: the backend's default
-    // M^{-1} of the quadratic CG (single-image solves; not SENSE; ADMM's is below): the inverse of the
-    // circulant approximation of F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp).
-    PreconditionerKind preconditioner = PreconditionerKind::Auto;  // Auto: resolvePreconditioner's rule
+    // M^{-1} of the quadratic CG (ADMM's is below): the inverse of the circulant approximation of
+    // F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp); for SENSE that circulant
+    // with its diagonal correction by the maps' energy (recon/sense/sense_preconditioner.hpp).
+    // Auto: resolvePreconditioner's rule.
+    PreconditionerKind preconditioner = PreconditionerKind::Auto;
     // Where a cold quadratic CG or ADMM solve starts (not SENSE, FISTA or POGM): zero, or
     // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
     StartImage start = StartImage::Zero;
@@ -274,8 +278,10 @@ public:
     LinearOperatorPtr regularizerOperator(const SolveOptions& opts);
     // M^{-1} for (F^H F + weight W^H W) with the regulariser of `opts` (none when `with_penalty`
     // is false): the circulants' eigenvalues cached per method and regulariser, only M^{-1}
-    // rebuilt for a new weight. Null for PreconditionerKind::None.
-    LinearOperatorPtr preconditioner(const SolveOptions& opts, bool with_penalty, double weight, const Progress& progress = {});
+    // rebuilt for a new weight. Whatever opts.preconditioner says (the caller resolves it). M^{-p}: p = 3/4
+    // for single-image solves (docs/SCALING.md), SENSE's its own (kSenseCirculantExponent).
+    LinearOperatorPtr preconditioner(const SolveOptions& opts, bool with_penalty, double weight, const Progress& progress = {},
+                                     double exponent = 0.75);
     double lambdaScale(DataWeighting weighting = DataWeighting::Uniform);  // s = Q(0), density-weighted Q_D(0)
 
     // The iterative reconstruction, reporting through `monitor` (phases, iterations, cancel).
@@ -355,6 +361,10 @@ private:
     std::optional<CoilMapMethod> coil_maps_method_;  // how coil_maps_ was estimated; empty: given by setCoilMaps
     std::vector<SplitDevice> sense_devices_;
     std::shared_ptr<DistributedStack> sense_split_;  // the resident SENSE solve's split operator (its figures)
+    std::shared_ptr<const SensePreconditioner> sense_preconditioner_;  // the resident SENSE solve's maps' energy
+    // The resident SENSE solve's M^{-1} for the weight (null without a preconditioner).
+    LinearOperatorPtr sensePreconditioner(const SolveOptions& opts, bool with_penalty, double weight, const Progress& progress);
+    std::shared_ptr<const Vector> circulantPenalty(const SolveOptions& opts);  // W^H W's circulant eigenvalues (cached)
     SolveResult solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);  // sense_solve.cpp
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);

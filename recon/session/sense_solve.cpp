@@ -66,6 +66,16 @@ void ReconstructionSession::setSenseDevices(std::vector<SplitDevice> devices) {
     resident_ = {};
 }
 
+LinearOperatorPtr ReconstructionSession::sensePreconditioner(const SolveOptions& opts, bool with_penalty, double weight,
+                                                             const Progress& progress) {
+    if (!sense_preconditioner_) return nullptr;
+    const FourierMethod m = resolve(opts.method);
+    LinearOperatorPtr circulant = preconditioner(opts, with_penalty, weight, progress, kSenseCirculantExponent);
+    const std::shared_ptr<const Vector> data = circulantData(m, progress);
+    const std::shared_ptr<const Vector> penalty = with_penalty ? circulantPenalty(opts) : nullptr;
+    return sense_preconditioner_->make(std::move(circulant), *data, penalty.get(), with_penalty ? weight : 0.0, kSenseCirculantExponent);
+}
+
 SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(opts.method);
@@ -82,8 +92,10 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     const bool with_penalty = opts.lambda > 0;
     // The maps in use are part of the key: other maps make another system.
     const std::string maps_key = coil_maps_ && !coil_maps_method_ ? "given " + coil_maps_->source : toString(opts.coil_maps);
+    const PreconditionerKind pk = resolvePreconditioner(opts.preconditioner, backend_->info(), opts.regularizer, true);
     const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + " | " + maps_key +
-                            (with_penalty ? " | penalty" : "") + " | devices " + std::to_string(sense_devices_.size());
+                            (with_penalty ? " | penalty" : "") + " | devices " + std::to_string(sense_devices_.size()) +
+                            " | preconditioner " + toString(pk);
     const bool continue_resident = opts.warm_start && resident_.cg && resident_.key == key;
     if (!continue_resident) {
         const CoilMaps& maps = coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData));
@@ -123,11 +135,20 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         std::vector<NormalTerm> terms{{"data", 1.0, encoding}};
         if (with_penalty) terms.push_back({"penalty", penalty_weight, regularizerOperator(opts)});
         auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), rhs, data_norm2);
+        sense_preconditioner_.reset();
+        if (pk == PreconditionerKind::Circulant) {
+            // The maps' energy from the maps the operator holds (on a split operator, from the host's).
+            Vector energy = one_device ? coilEnergy(*backend_, one_device->maps()) : coilEnergy(*backend_, maps.maps, d.grid.voxels());
+            sense_preconditioner_ = std::make_shared<const SensePreconditioner>(*backend_, std::move(energy));
+            cg->setPreconditioner(sensePreconditioner(opts, with_penalty, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
+        }
         if (warm && warm->size() == d.grid.voxels()) cg->setInitial(*warm);
         resident_ = {key, std::move(cg), 0};
         sense_split_ = std::dynamic_pointer_cast<DistributedStack>(std::const_pointer_cast<LinearOperator>(encoding));
     } else {
-        if (resident_.cg->terms() > 1) resident_.cg->setWeight(1, penalty_weight);
+        // M^{-1} depends on the weight: rebuilt from the cached eigenvalues, set in the same restart.
+        if (resident_.cg->terms() > 1)
+            resident_.cg->setWeight(1, penalty_weight, sensePreconditioner(opts, true, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         result.warm_started = true;
     }
 

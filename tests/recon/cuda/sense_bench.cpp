@@ -1,5 +1,5 @@
 // Where the time of one SENSE reconstruction goes (issue 14's speed targets; not a test: prints figures).
-//   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps]
+//   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps] [--demo NAME] [--preconditioner-only]
 // The reference paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), smooth
 // synthetic coil maps, data from the backend's NUFFT plus a correlated noise scan; data on the host
 // in, image on the host out, in a warm process (one untimed run first, as a workstation that has
@@ -11,6 +11,9 @@
 //   the coil maps (Walsh, ESPIRiT: their stages from the progress they report; one untimed estimate
 //   of each first, then --repeats rows). Between them: the normal product alone (per coil against
 //   batched) and the λ change to convergence (its definition printed: PSNR against the truth by iteration).
+// Then the preconditioner's rows (plain CG against SENSE's preconditioner: residuals and PSNR by
+// iteration, iterations to plain CG's PSNR and to a converged image, cold and after a λ change, timed).
+// --preconditioner-only: those rows alone; --demo NAME: those rows on a demo case with its ESPIRiT maps.
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
 #include <algorithm>
 #include <chrono>
@@ -27,6 +30,7 @@
 #include "tests/recon/cuda/bench_data.hpp"
 #include "recon/phantom/shepp_logan.hpp"
 #include "recon/sense/espirit.hpp"
+#include "recon/session/demo_cases.hpp"
 #include "recon/sense/prewhiten.hpp"
 #include "recon/sense/sense_operator.hpp"
 #include "recon/session/reconstruction.hpp"
@@ -90,9 +94,11 @@ struct Row {
     SolveResult solve, relambda;
 };
 
-Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps, int iterations) {
+Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps, int iterations,
+        PreconditionerKind pk) {
     Row row;
     SolveOptions o;
+    o.preconditioner = pk;
     o.iterations = iterations;
     o.lambda = 0.02;
     o.snapshot_every = 0;
@@ -135,81 +141,143 @@ Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>&
     return row;
 }
 
-// A monitor that keeps each iterate's PSNR against the truth (snapshots every iteration).
+// PSNR of |x| against |truth|: estimated maps fix the image's phase only up to a smooth factor.
+double magnitudePsnr(const ComplexArray& x, const ComplexArray& truth) {
+    ComplexArray m(x.size()), t(truth.size());
+    for (std::size_t i = 0; i < x.size(); ++i) m[i] = std::abs(x[i]);
+    for (std::size_t i = 0; i < truth.size(); ++i) t[i] = std::abs(truth[i]);
+    return measureQuality(m, t, false).psnr_db;
+}
+
+// A monitor that keeps each iterate's PSNR against the truth (magnitudes; snapshots every iteration).
 struct PsnrMonitor final : Monitor {
     const ComplexArray* truth = nullptr;
     std::vector<double> psnr, residual;
     void iteration(int, const IterationRecord& r, const ComplexArray* snapshot) override {
         if (!snapshot) return;
-        psnr.push_back(measureQuality(*snapshot, *truth, false).psnr_db);
+        psnr.push_back(magnitudePsnr(*snapshot, *truth));
         residual.push_back(r.residual);
     }
 };
 
-// What "converged" means for a λ change: after the λ = 0.02 solve (60 iterations), λ = 0.05 warm for four
-// times the budget, each iterate's PSNR against the truth; converged from the first iteration after which
-// the PSNR stays within 0.1 dB of the last one's (and, for comparison, of the budget's iteration). That
-// iteration's relative residual is the tolerance a λ change runs to, timed from the same start (a fresh
-// session's λ = 0.02 solve).
-void lambdaConvergence(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps,
-                       int iterations, int repeats) {
-    auto start = [&](ReconstructionSession& session, SolveOptions& o) {
+// The preconditioner's rows (SolveOptions::preconditioner none against circulant: SENSE's, with
+// its diagonal correction). "Converged": every later iterate within 0.1 dB (PSNR against the truth)
+// of a long solve's, the reference being the preconditioned solve at 8x the budget from zero. Per kind:
+//   cold  - iterations from zero to plain CG's budget-iteration PSNR (within 0.1 dB), and to converged;
+//   λ     - after the λ = 0.02 solve (the budget), warm at λ = 0.05: iterations to converged;
+// then timed, each from a fresh session: the whole reconstruction (setDataset to the image on the
+// host, as `run` times it) to converged, and the λ change to converged (the warm solve's call).
+struct Curve {
+    std::vector<double> psnr;
+};
+void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps,
+                        const std::string& maps_source, int iterations, int repeats) {
+    const double lambda0 = 0.02, lambda1 = 0.05;
+    auto session = [&](ReconstructionSession& s) {
+        s.setDataset(data);
         CoilMaps given;
         given.maps = maps;
         given.coils = data->coils;
         given.mask.assign(data->grid.voxels(), 1);
-        given.source = "ring of Gaussian bumps";
-        session.setDataset(data);
-        session.setCoilMaps(std::move(given));
-        o.iterations = iterations;
-        o.lambda = 0.02;
+        given.source = maps_source;
+        s.setCoilMaps(std::move(given));
+    };
+    auto options = [&](PreconditionerKind pk, double lambda, int its) {
+        SolveOptions o;
+        o.iterations = its;
+        o.lambda = lambda;
         o.snapshot_every = 0;
         o.method = {"nufft", kDefaultNufftTolerance};
         o.coil_combination = CoilCombination::Sense;
-        session.solve(o);
-        o.lambda = 0.05;
-        o.warm_start = true;
+        o.preconditioner = pk;
+        return o;
     };
-    PsnrMonitor monitor;
-    monitor.truth = &data->truth;
-    {
-        ReconstructionSession session(b);
-        SolveOptions o;
-        start(session, o);
+    auto curve = [&](ReconstructionSession& s, SolveOptions o) {
+        PsnrMonitor monitor;
+        monitor.truth = &data->truth;
         o.snapshot_every = 1;
-        o.iterations = 4 * iterations;
-        session.solve(o, monitor);
-    }
-    const std::size_t n = monitor.psnr.size();
-    if (n == 0) return;
-    // 1-based: the first iterate from which every later one lies within 0.1 dB of iterate `last`.
-    auto settled = [&](std::size_t last) {
-        std::size_t k = last;
-        while (k > 1 && std::abs(monitor.psnr[k - 2] - monitor.psnr[last - 1]) < 0.1) --k;
+        s.solve(o, monitor);
+        std::printf("        %s lambda %.2f%s relative residual:", toString(o.preconditioner).c_str(), o.lambda, o.warm_start ? " warm" : "");
+        for (std::size_t i : {1, 5, 10, 20, 30, 60, 120, 240})
+            if (i <= monitor.residual.size()) std::printf(" %zu:%.2e/%.2fdB", i, monitor.residual[i - 1], monitor.psnr[i - 1]);
+        std::printf("\n");
+        return monitor.psnr;
+    };
+    // 1-based: the first iterate from which every later one lies within 0.1 dB of `target`; 0: none.
+    auto converged = [](const std::vector<double>& p, double target) {
+        std::size_t k = p.size();
+        if (k == 0 || std::abs(p.back() - target) >= 0.1) return std::size_t(0);
+        while (k > 1 && std::abs(p[k - 2] - target) < 0.1) --k;
         return k;
     };
-    std::printf("lambda 0.02 -> 0.05 warm, PSNR vs truth (dB) by iteration:");
-    for (std::size_t i = 0; i < n; ++i)
-        if (i < 5 || (i + 1) % 10 == 0) std::printf(" %zu:%.2f", i + 1, monitor.psnr[i]);
-    std::printf("\n");
-    for (std::size_t last : {n, std::min(n, std::size_t(iterations))}) {
-        const std::size_t k = settled(last);
-        const double tolerance = monitor.residual[k - 1];
-        std::printf("  within 0.1 dB of iteration %zu's %.2f dB from iteration %zu on (relative residual %.3g there):", last,
-                    monitor.psnr[last - 1], k, tolerance);
+    auto reached = [](const std::vector<double>& p, double target) {  // within 0.1 dB (CG's PSNR may overshoot its limit)
+        for (std::size_t i = 0; i < p.size(); ++i)
+            if (p[i] >= target - 0.1) return i + 1;
+        return std::size_t(0);
+    };
+    double reference[2];
+    for (int i = 0; i < 2; ++i) {
+        ReconstructionSession s(b);
+        session(s);
+        const SolveResult r = s.solve(options(PreconditionerKind::Circulant, i ? lambda1 : lambda0, 8 * iterations));
+        std::printf("  long solve %d: relative residual %.2e\n", i, r.history.back().residual);
+        reference[i] = magnitudePsnr(r.complex_image, data->truth);
+    }
+    double plain_budget = 0;
+    std::printf("preconditioner (%s maps): long solves (circulant, %d its from zero) PSNR %.2f dB at lambda %.2f, %.2f dB at %.2f\n",
+                maps_source.c_str(), 8 * iterations, reference[0], lambda0, reference[1], lambda1);
+    for (PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
+        std::vector<double> cold, warm;
+        {
+            ReconstructionSession s(b);
+            session(s);
+            cold = curve(s, options(pk, lambda0, 4 * iterations));
+            s.solve(options(pk, lambda0, iterations));
+            SolveOptions o = options(pk, lambda1, 4 * iterations);
+            o.warm_start = true;
+            warm = curve(s, o);
+        }
+        if (pk == PreconditionerKind::None) plain_budget = cold[std::size_t(iterations) - 1];
+        const std::size_t to_budget = reached(cold, plain_budget), cold_conv = converged(cold, reference[0]),
+                          warm_conv = converged(warm, reference[1]);
+        std::printf("  %-5s cold: PSNR %.2f dB at %d its, plain CG's %.2f dB at its %zu, converged at its %zu (%d its: %.2f dB) |"
+                    " lambda %.2f -> %.2f warm: converged at its %zu (%.2f dB at %d)\n",
+                    toString(pk).c_str(), cold[std::size_t(iterations) - 1], iterations, plain_budget, to_budget, cold_conv,
+                    4 * iterations, cold.back(), lambda0, lambda1, warm_conv, warm.back(), 4 * iterations);
+        std::printf("        timed (%s):", toString(pk).c_str());
         for (int r = 0; r < repeats; ++r) {
-            ReconstructionSession session(b);
-            SolveOptions o;
-            start(session, o);
-            o.tolerance = tolerance;
-            o.iterations = 4 * iterations;
-            const auto t0 = Clock::now();
-            const SolveResult res = session.solve(o);
-            std::printf(" %.3f s (%zu its, CG %.3f s)", since(t0), res.history.size(), res.seconds);
+            double whole = -1, whole_budget = -1, change = -1;
+            if (to_budget > 0) {
+                const auto t0 = Clock::now();
+                ReconstructionSession s(b);
+                session(s);
+                s.solve(options(pk, lambda0, int(to_budget)));
+                whole_budget = since(t0);
+            }
+            if (cold_conv > 0) {
+                const auto t0 = Clock::now();
+                ReconstructionSession s(b);
+                session(s);
+                s.solve(options(pk, lambda0, int(cold_conv)));
+                whole = since(t0);
+            }
+            if (warm_conv > 0) {
+                ReconstructionSession s(b);
+                session(s);
+                s.solve(options(pk, lambda0, iterations));
+                SolveOptions o = options(pk, lambda1, int(warm_conv));
+                o.warm_start = true;
+                const auto t0 = Clock::now();
+                s.solve(o);
+                change = since(t0);
+            }
+            auto seconds = [](double t) { return t < 0 ? std::string("- (not reached)") : std::to_string(t) + " s"; };
+            std::printf(" | whole to plain's PSNR %s, to converged %s, lambda change to converged %s", seconds(whole_budget).c_str(),
+                        seconds(whole).c_str(), seconds(change).c_str());
         }
         std::printf("\n");
+        std::fflush(stdout);
     }
-    std::fflush(stdout);
 }
 
 // SENSE's normal product alone, as the solve applies it: the maps coil by coil through F's normal (the
@@ -319,6 +387,8 @@ int main(int argc, char** argv) {
     try {
         int n = 128, coils = 8, iterations = 60, repeats = 3;
         bool cpu = false, maps = true;
+        bool preconditioner_only = false;  // only the preconditioner's rows
+        std::string demo;  // a demo case instead (its ESPIRiT maps): the preconditioner's rows only
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             auto value = [&]() -> int {
@@ -331,7 +401,9 @@ int main(int argc, char** argv) {
             else if (a == "--repeats") repeats = value();
             else if (a == "--cpu") cpu = true;
             else if (a == "--no-maps") maps = false;
-            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps)");
+            else if (a == "--demo" && i + 1 < argc) demo = argv[++i];
+            else if (a == "--preconditioner-only") preconditioner_only = true;
+            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only)");
         }
         std::shared_ptr<Backend> b;
         if (cpu) {
@@ -344,11 +416,18 @@ int main(int argc, char** argv) {
                 return 0;
             }
         }
+        if (!demo.empty()) {
+            const std::shared_ptr<const Dataset> data = simulate(demoCase(demo));
+            ReconstructionSession s(b);
+            s.setDataset(data);
+            const CoilMaps espirit = s.coilMaps(CoilMapMethod::Espirit);
+            std::printf("%s; SENSE on %s (%s, %d coils, M = %zu per coil), %d CG iterations\n", b->info().describe().c_str(), demo.c_str(),
+                        data->grid.describe().c_str(), data->coils, data->samples(), iterations);
+            preconditionerRows(b, data, espirit.maps, "ESPIRiT", iterations, repeats);
+            return 0;
+        }
         ComplexArray truth_maps;
         const auto data = makeData(*b, n, coils, truth_maps);
-        // The maps the estimates should find: the true ones whitened as the session whitens the data.
-        ComplexArray whitened_maps = truth_maps;
-        prewhiten(whitened_maps, coils, noiseCovariance(data->noise, coils));
         std::printf("%s; SENSE %d^3, %d coils, M = %zu per coil, %d CG iterations\n", b->info().describe().c_str(), n, coils,
                     data->samples(), iterations);
         {
@@ -359,13 +438,21 @@ int main(int argc, char** argv) {
             const ComplexArray v = compressCoils(whitened->kspace, coils, plan);
             std::printf("compress to %d virtual coils (not in the whole): %.3f s\n", plan.virtual_coils, since(t0));
         }
-        run(b, data, truth_maps, iterations);  // warm-up: plans, cuFFT, the tuning cache
-        for (int r = 0; r < repeats; ++r) {
-            const Row row = run(b, data, truth_maps, iterations);
+        // The maps the estimates should find: the true ones whitened as the session whitens the data.
+        ComplexArray whitened_maps = truth_maps;
+        prewhiten(whitened_maps, coils, noiseCovariance(data->noise, coils));
+        if (preconditioner_only) {
+            preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats);
+            return 0;
+        }
+        run(b, data, truth_maps, iterations, PreconditionerKind::Circulant);  // warm-up: plans, cuFFT, the tuning cache
+        for (int r = 0; r < 2 * repeats; ++r) {
+            const PreconditionerKind pk = r % 2 ? PreconditionerKind::Circulant : PreconditionerKind::None;
+            const Row row = run(b, data, truth_maps, iterations, pk);
             const double cg = row.solve.seconds;
-            std::printf("whole %.3f s = prewhiten %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it;"
+            std::printf("%-5s whole %.3f s = prewhiten %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it;"
                         " operator, rhs, image to host %.3f) + rest %.3f | lambda change (%d its) %.3f s (CG %.3f), (%d its) %.3f s\n",
-                        row.t.at("whole"), row.t.at("prewhiten"), row.t.at("Q"), row.t.at("F^H d"), row.t.at("W"), row.t.at("solve"),
+                        toString(pk).c_str(), row.t.at("whole"), row.t.at("prewhiten"), row.t.at("Q"), row.t.at("F^H d"), row.t.at("W"), row.t.at("solve"),
                         cg, 1e3 * cg / iterations, row.t.at("solve") - cg,
                         row.t.at("whole") - row.t.at("prewhiten") - row.t.at("Q") - row.t.at("F^H d") - row.t.at("W") - row.t.at("solve"),
                         iterations, row.t.at("lambda change"), row.relambda.seconds, std::max(1, iterations / 3),
@@ -374,7 +461,8 @@ int main(int argc, char** argv) {
         }
         beforeAfterRows(b, data);
         normalRows(b, data, truth_maps);
-        lambdaConvergence(b, data, whitened_maps, iterations, repeats);  // the maps that fit the whitened data: the image is the truth's estimate
+        // The maps that fit the whitened data: the image is the truth's estimate.
+        preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats);
         if (maps) {
             mapsRows(b, data, whitened_maps, false);  // warm-up: the libraries' handles and kernels
             for (int r = 0; r < repeats; ++r) mapsRows(b, data, whitened_maps, true);
