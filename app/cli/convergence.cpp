@@ -63,6 +63,15 @@ struct Reach {
     bool reached = false;
 };
 
+// A Reach as a JSON object: every figure, whichever study wrote it.
+std::string reachJson(const Reach& r) {
+    std::ostringstream js;
+    js << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds) << ",\"cpu_seconds\":" << jsonNumber(r.cpu_seconds)
+       << ",\"setup_seconds\":" << jsonNumber(r.setup_seconds) << ",\"psnr_db\":" << jsonNumber(r.psnr)
+       << ",\"first_psnr_db\":" << jsonNumber(r.first_psnr) << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
+    return js.str();
+}
+
 // Solves until the record's PSNR reaches `target` (with `band` > 0: comes within `band` of it from
 // either side), or its relative residual o.tolerance (or `cap` iterations): the monitor cancels the
 // run at the next iteration.
@@ -224,19 +233,12 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
             for (const Reach& r : reached) std::printf(" | %s", cellWithCpu(r).c_str());
             std::printf(" | %s | %s | %s\n", cellWithCpu(p2).c_str(), cellWithCpu(c2).c_str(), cellWithCpu(w2).c_str());
             std::fflush(stdout);
-            auto obj = [](const Reach& r) {
-                std::ostringstream s;
-                s << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds)
-                  << ",\"cpu_seconds\":" << jsonNumber(r.cpu_seconds) << ",\"setup_seconds\":" << jsonNumber(r.setup_seconds)
-                  << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
-                return s.str();
-            };
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                  << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
-                 << ",\"target_psnr_db\":" << jsonNumber(target) << ",\"plain\":" << obj(p);
-            for (std::size_t i = 0; i < variants.size(); ++i) json << "," << jsonString(variants[i].name) << ":" << obj(reached[i]);
-            json << ",\"lambda2_tolerance\":" << jsonNumber(kLambdaChangeTolerance) << ",\"lambda2_plain\":" << obj(p2)
-                 << ",\"lambda2_circulant\":" << obj(c2) << ",\"lambda2_weighted\":" << obj(w2) << ",\"device\":" << jsonString(device) << "}";
+                 << ",\"target_psnr_db\":" << jsonNumber(target) << ",\"plain\":" << reachJson(p);
+            for (std::size_t i = 0; i < variants.size(); ++i) json << "," << jsonString(variants[i].name) << ":" << reachJson(reached[i]);
+            json << ",\"lambda2_tolerance\":" << jsonNumber(kLambdaChangeTolerance) << ",\"lambda2_plain\":" << reachJson(p2)
+                 << ",\"lambda2_circulant\":" << reachJson(c2) << ",\"lambda2_weighted\":" << reachJson(w2) << ",\"device\":" << jsonString(device) << "}";
             first = false;
         }
     }
@@ -292,18 +294,11 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
             std::printf("%-14s %-11s %7.3g | %s %7.2f | %7.2f %7.2f | %s | %s\n", name.c_str(), reg.c_str(), o.lambda,
                         cellWithCpu(cold).c_str(), cold.psnr, ref2.psnr, ref1.psnr, cellWithCpu(up).c_str(), cellWithCpu(down).c_str());
             std::fflush(stdout);
-            auto obj = [](const Reach& r) {
-                std::ostringstream js;
-                js << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds)
-                   << ",\"cpu_seconds\":" << jsonNumber(r.cpu_seconds) << ",\"psnr_db\":" << jsonNumber(r.psnr)
-                   << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
-                return js.str();
-            };
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                  << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
                  << ",\"weighting\":" << jsonString(toString(weighting)) << ",\"band_db\":" << jsonNumber(kBand)
-                 << ",\"cold\":" << obj(cold) << ",\"reference_2x\":" << obj(ref2) << ",\"reference_1x\":" << obj(ref1)
-                 << ",\"lambda_x2\":" << obj(up) << ",\"lambda_x05\":" << obj(down) << ",\"device\":" << jsonString(device) << "}";
+                 << ",\"cold\":" << reachJson(cold) << ",\"reference_2x\":" << reachJson(ref2) << ",\"reference_1x\":" << reachJson(ref1)
+                 << ",\"lambda_x2\":" << reachJson(up) << ",\"lambda_x05\":" << reachJson(down) << ",\"device\":" << jsonString(device) << "}";
             first = false;
         }
     }
@@ -361,19 +356,11 @@ void runSparseConvergenceStudy(const std::string& cases, const std::string& prio
                             toString(solver).c_str(), o.lambda, r1.psnr, r1.seconds, cell(whole).c_str(), whole.setup_seconds,
                             r2.psnr, change.first_psnr, cell(change).c_str());
                 std::fflush(stdout);
-                auto obj = [](const Reach& r) {
-                    std::ostringstream js;
-                    js << "{\"iterations\":" << r.iterations << ",\"seconds\":" << jsonNumber(r.seconds)
-                       << ",\"psnr_db\":" << jsonNumber(r.psnr) << ",\"first_psnr_db\":" << jsonNumber(r.first_psnr)
-                       << ",\"setup_seconds\":" << jsonNumber(r.setup_seconds)
-                       << ",\"reached\":" << (r.reached ? "true" : "false") << "}";
-                    return js.str();
-                };
                 json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                      << ",\"samples\":" << data->samples() << ",\"prior\":" << jsonString(prior)
                      << ",\"solver\":" << jsonString(toString(solver)) << ",\"lambda\":" << jsonNumber(o.lambda)
-                     << ",\"band_db\":" << jsonNumber(kBand) << ",\"reference\":" << obj(r1) << ",\"reference_2x\":" << obj(r2)
-                     << ",\"whole\":" << obj(whole) << ",\"lambda_x2\":" << obj(change) << ",\"device\":" << jsonString(device)
+                     << ",\"band_db\":" << jsonNumber(kBand) << ",\"reference\":" << reachJson(r1) << ",\"reference_2x\":" << reachJson(r2)
+                     << ",\"whole\":" << reachJson(whole) << ",\"lambda_x2\":" << reachJson(change) << ",\"device\":" << jsonString(device)
                      << "}";
                 first = false;
             }
