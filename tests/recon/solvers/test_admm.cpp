@@ -117,7 +117,11 @@ TEST(Admm, MatchesAPrimalDualSolutionOnATinyProblem) {
         // The records carry the full cost, l1 term included.
         EXPECT_NEAR(r.history.back().cost(), f_admm, 1e-9 * f_admm);
         EXPECT_LT(r.history.back().residual, 1e-6);
-        EXPECT_EQ(r.history.back().iteration, 20000);
+        // The records count every step. ADMM ends before the 20,000 only where both x-updates are
+        // already exact, a fixed point in the working precision (the sanitizers' build, whose
+        // rounding differs, reached one after 16,955 steps).
+        EXPECT_EQ(r.history.back().iteration, int(r.history.size()));
+        if (r.history.size() < 20000u) EXPECT_EQ(r.reason, StopReason::NothingLeft);
     }
 }
 
