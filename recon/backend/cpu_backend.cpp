@@ -206,6 +206,13 @@ public:
 
 private:
     void applyForward(const Vector& xv, Vector& yv) const override { product_->apply(values<T>(xv).data(), values<T>(yv).data()); }
+    // SENSE's normal: the maps' products fused into the padding and the cropping, the coils
+    // shared out over the threads (PaddedConvolution::applyCoilSum).
+    void applyCoilSumNormal(const std::vector<const Vector*>& maps, const Vector& x, Vector& y) const override {
+        std::vector<const std::complex<T>*> m;
+        for (const Vector* map : maps) m.push_back(values<T>(*map).data());
+        product_->applyCoilSum(m, values<T>(x).data(), values<T>(y).data());
+    }
 
     std::unique_ptr<PaddedConvolution<T>> product_;  // pruned FFTs, the spectrum product fused in
 };

@@ -42,10 +42,23 @@ struct PaddedConvolution<T>::Impl {
     std::vector<typename F::Plan> slab_forward, slab_inverse;  // per slab axis, for slab 0 (run on any slab)
     typename F::Plan tile_forward = nullptr, tile_inverse = nullptr;
 
+    // SENSE's threads over coils: the grids and partial sums of threads 1, 2, ... (thread 0
+    // uses `work` and the output), made on first use.
+    mutable std::vector<fftw::Buffer<C>> coil_grids, partial_sums;
+
     C* tileBuffer() const {
         const int t = omp_get_thread_num();
         return tile_buffers[std::size_t(t)].p;
     }
+    void ensureTileBuffers(int threads) const;
+    // Slab z of `grid` := pad(map .* x) (x alone without a map), transformed along the slab's axes.
+    void padSlab(int z, C* grid, const C* x, const C* map) const;
+    // The slowest axis of one tile of columns: forward, spectrum, inverse (buf: a tile buffer).
+    void convolveTile(std::size_t tile, C* grid, C* buf) const;
+    // Slab z inverse along the slab's axes, cropped into y: y = s, or y (+)= conj(map) .* s.
+    void cropSlab(int z, C* grid, C* y, const C* map, bool accumulate) const;
+    // One product on `work`, each stage in parallel: y (+)= conj(map) .* T(map .* x), or y = T x.
+    void productInParallel(const C* x, C* y, const C* map, bool accumulate) const;
     ~Impl() {
         std::lock_guard<std::mutex> lock(fftw::plannerMutex());
         for (auto p : slab_forward) F::destroy(p);
@@ -122,70 +135,155 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
 template <class T>
 PaddedConvolution<T>::~PaddedConvolution() = default;
 
+// The three stages on one work grid, so the product of one image (stages in parallel over
+// slabs and tiles) and the products of several coils (threads over coils, each stage
+// serial on a thread's own grid) run the same code.
+template <class T>
+void PaddedConvolution<T>::Impl::padSlab(int z, C* grid, const C* x, const C* map) const {
+    C* s = grid + std::size_t(z) * slab;
+    const std::size_t rows = dims == 3 ? std::size_t(n[1]) : 1;  // input rows per slab
+    const std::size_t nx = std::size_t(n[0]), bx = std::size_t(b[0]);
+    if (L == 0) {  // 1D: the only axis is the slowest
+        s[0] = map ? map[z] * x[z] : x[z];
+        return;
+    }
+    for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t first = (std::size_t(z) * rows + r) * nx;
+        C* out = s + r * bx;
+        if (map) {
+            // S_c x in real arithmetic: std::complex's product with its NaN check does not vectorise.
+            const T* pm = reinterpret_cast<const T*>(map + first);
+            const T* px = reinterpret_cast<const T*>(x + first);
+            T* po = reinterpret_cast<T*>(out);
+#pragma omp simd
+            for (std::size_t i = 0; i < nx; ++i) {
+                const T mr = pm[2 * i], mi = pm[2 * i + 1], xr = px[2 * i], xi = px[2 * i + 1];
+                po[2 * i] = mr * xr - mi * xi;
+                po[2 * i + 1] = mr * xi + mi * xr;
+            }
+        } else {
+            std::memcpy(static_cast<void*>(out), x + first, nx * sizeof(C));
+        }
+        std::fill(out + nx, s + (r + 1) * bx, C(0));
+    }
+    std::fill(s + rows * bx, s + slab, C(0));
+    for (auto p : slab_forward) F::run(p, fftw::cpx(s));
+}
+
+template <class T>
+void PaddedConvolution<T>::Impl::convolveTile(std::size_t tile, C* grid, C* buf) const {
+    const int slow = n[L], slow2 = b[L];
+    const std::size_t cols = std::size_t(columns);
+    const std::size_t c0 = tile * cols, w = std::min(cols, slab - c0);
+    for (int z = 0; z < slow; ++z)
+        std::memcpy(static_cast<void*>(buf + std::size_t(z) * cols), grid + std::size_t(z) * slab + c0, w * sizeof(C));
+    std::fill(buf + std::size_t(slow) * cols, buf + std::size_t(slow2) * cols, C(0));
+    F::run(tile_forward, fftw::cpx(buf));
+    // A real spectrum (Q is Hermitian): two real products per value, half the reads.
+    T* pb = reinterpret_cast<T*>(buf);
+    const T* ps = spec.p + tile * std::size_t(slow2) * cols;
+    const std::size_t count = std::size_t(slow2) * cols;
+#pragma omp simd
+    for (std::size_t i = 0; i < count; ++i) {
+        pb[2 * i] *= ps[i];
+        pb[2 * i + 1] *= ps[i];
+    }
+    F::run(tile_inverse, fftw::cpx(buf));
+    for (int z = 0; z < slow; ++z)
+        std::memcpy(static_cast<void*>(grid + std::size_t(z) * slab + c0), buf + std::size_t(z) * cols, w * sizeof(C));
+}
+
+template <class T>
+void PaddedConvolution<T>::Impl::cropSlab(int z, C* grid, C* y, const C* map, bool accumulate) const {
+    C* s = grid + std::size_t(z) * slab;
+    for (auto it = slab_inverse.rbegin(); it != slab_inverse.rend(); ++it) F::run(*it, fftw::cpx(s));
+    const std::size_t rows = dims == 3 ? std::size_t(n[1]) : 1;
+    const std::size_t nx = L == 0 ? 1 : std::size_t(n[0]), bx = std::size_t(b[0]);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t first = L == 0 ? std::size_t(z) : (std::size_t(z) * rows + r) * nx;
+        const C* in = s + r * bx;
+        if (!map) {
+            std::memcpy(static_cast<void*>(y + first), in, nx * sizeof(C));
+            continue;
+        }
+        // y (+)= conj(S_c) .* the product, in real arithmetic as in padSlab.
+        const T* pm = reinterpret_cast<const T*>(map + first);
+        const T* pi = reinterpret_cast<const T*>(in);
+        T* py = reinterpret_cast<T*>(y + first);
+        const T keep = accumulate ? T(1) : T(0);
+#pragma omp simd
+        for (std::size_t i = 0; i < nx; ++i) {
+            const T mr = pm[2 * i], mi = pm[2 * i + 1], vr = pi[2 * i], vi = pi[2 * i + 1];
+            py[2 * i] = keep * py[2 * i] + (mr * vr + mi * vi);
+            py[2 * i + 1] = keep * py[2 * i + 1] + (mr * vi - mi * vr);
+        }
+    }
+}
+
+template <class T>
+void PaddedConvolution<T>::Impl::ensureTileBuffers(int threads) const {
+    while (int(tile_buffers.size()) < threads) tile_buffers.emplace_back(std::size_t(b[L]) * std::size_t(columns));
+}
+
+template <class T>
+void PaddedConvolution<T>::Impl::productInParallel(const C* x, C* y, const C* map, bool accumulate) const {
+    const int slow = n[L];
+    ensureTileBuffers(omp_get_max_threads());  // more threads than at planning
+#pragma omp parallel for schedule(static)
+    for (int z = 0; z < slow; ++z) padSlab(z, work.p, x, map);
+#pragma omp parallel for schedule(static)
+    for (std::size_t tile = 0; tile < tiles; ++tile) convolveTile(tile, work.p, tileBuffer());
+#pragma omp parallel for schedule(static)
+    for (int z = 0; z < slow; ++z) cropSlab(z, work.p, y, map, accumulate);
+}
+
 template <class T>
 void PaddedConvolution<T>::apply(const std::complex<T>* x, std::complex<T>* y) const {
-    using F = fftw::Api<T>;
+    impl_->productInParallel(x, y, nullptr, false);
+}
+
+template <class T>
+void PaddedConvolution<T>::applyCoilSum(const std::vector<const std::complex<T>*>& maps, const std::complex<T>* x,
+                                        std::complex<T>* y) const {
     using C = std::complex<T>;
     const Impl& m = *impl_;
-    const int slow = m.n[m.L], slow2 = m.b[m.L];
-    const std::size_t rows = m.dims == 3 ? std::size_t(m.n[1]) : 1;  // input rows per slab
-    const std::size_t nx = std::size_t(m.n[0]), bx = std::size_t(m.b[0]);
-    const bool lines = m.L > 0;  // in 1D the only axis is the slowest
-    while (int(m.tile_buffers.size()) < omp_get_max_threads())  // more threads than at planning
-        m.tile_buffers.emplace_back(std::size_t(slow2) * std::size_t(m.columns));
-
-    // 1. Pad each non-zero slab and transform it along its axes (pruned).
-#pragma omp parallel for schedule(static)
-    for (int z = 0; z < slow; ++z) {
-        C* s = m.work.p + std::size_t(z) * m.slab;
-        if (lines) {
-            for (std::size_t r = 0; r < rows; ++r) {
-                std::memcpy(static_cast<void*>(s + r * bx), x + (std::size_t(z) * rows + r) * nx, nx * sizeof(C));
-                std::fill(s + r * bx + nx, s + (r + 1) * bx, C(0));
-            }
-            std::fill(s + rows * bx, s + m.slab, C(0));
-        } else {
-            s[0] = x[z];
-        }
-        for (auto p : m.slab_forward) F::run(p, fftw::cpx(s));
+    if (maps.empty()) throw InputError("the SENSE normal's product: no coil maps");
+    const std::size_t voxels = m.g.voxels();
+    const int slow = m.n[m.L];
+    const std::size_t grid_bytes = m.slab * std::size_t(slow) * sizeof(C);
+    const int threads = int(std::min<std::size_t>(std::size_t(std::max(1, omp_get_max_threads())), maps.size()));
+    if (threads < 2 || grid_bytes > kCoilThreadGridBytes) {
+        // Coil after coil, each product in parallel over its slabs and tiles.
+        for (std::size_t c = 0; c < maps.size(); ++c) m.productInParallel(x, y, maps[c], c > 0);
+        return;
     }
-
-    // 2. The slowest axis, tile by tile: gather the non-zero half, forward, product, inverse,
-    //    scatter the half that is kept.
-    const std::size_t cols = std::size_t(m.columns);
-#pragma omp parallel for schedule(static)
-    for (std::size_t tile = 0; tile < m.tiles; ++tile) {
-        C* buf = m.tileBuffer();
-        const std::size_t c0 = tile * cols, w = std::min(cols, m.slab - c0);
-        for (int z = 0; z < slow; ++z)
-            std::memcpy(static_cast<void*>(buf + std::size_t(z) * cols), m.work.p + std::size_t(z) * m.slab + c0, w * sizeof(C));
-        std::fill(buf + std::size_t(slow) * cols, buf + std::size_t(slow2) * cols, C(0));
-        F::run(m.tile_forward, fftw::cpx(buf));
-        // A real spectrum (Q is Hermitian): two real products per value, half the reads.
-        T* pb = reinterpret_cast<T*>(buf);
-        const T* ps = m.spec.p + tile * std::size_t(slow2) * cols;
-        const std::size_t count = std::size_t(slow2) * cols;
-#pragma omp simd
-        for (std::size_t i = 0; i < count; ++i) {
-            pb[2 * i] *= ps[i];
-            pb[2 * i + 1] *= ps[i];
-        }
-        F::run(m.tile_inverse, fftw::cpx(buf));
-        for (int z = 0; z < slow; ++z)
-            std::memcpy(static_cast<void*>(m.work.p + std::size_t(z) * m.slab + c0), buf + std::size_t(z) * cols, w * sizeof(C));
+    // Threads over coils: each thread runs whole products on a grid of its own (no barrier
+    // between the stages), thread 0 summing into y, the others into partial sums added at the end.
+    m.ensureTileBuffers(threads);
+    while (int(m.coil_grids.size()) < threads - 1) {
+        m.coil_grids.emplace_back(m.slab * std::size_t(slow), "a thread's Toeplitz grid");
+        m.partial_sums.emplace_back(voxels, "a thread's share of the SENSE normal");
     }
-
-    // 3. Inverse along the slab's axes (pruned as the forward), then the crop.
-#pragma omp parallel for schedule(static)
-    for (int z = 0; z < slow; ++z) {
-        C* s = m.work.p + std::size_t(z) * m.slab;
-        for (auto it = m.slab_inverse.rbegin(); it != m.slab_inverse.rend(); ++it) F::run(*it, fftw::cpx(s));
-        if (lines) {
-            for (std::size_t r = 0; r < rows; ++r)
-                std::memcpy(static_cast<void*>(y + (std::size_t(z) * rows + r) * nx), s + r * bx, nx * sizeof(C));
-        } else {
-            y[z] = s[0];
-        }
+    const std::int64_t nv = std::int64_t(voxels);
+#pragma omp parallel num_threads(threads)
+    {
+        const int t = omp_get_thread_num();
+        C* grid = t == 0 ? m.work.p : m.coil_grids[std::size_t(t - 1)].p;
+        C* sum = t == 0 ? y : m.partial_sums[std::size_t(t - 1)].p;
+        C* buf = m.tile_buffers[std::size_t(t)].p;
+        bool first = true;
+        // Static: coils >= threads, so every thread has a coil and its sum is written.
+#pragma omp for schedule(static)
+        for (std::size_t c = 0; c < maps.size(); ++c) {
+            for (int z = 0; z < slow; ++z) m.padSlab(z, grid, x, maps[c]);
+            for (std::size_t tile = 0; tile < m.tiles; ++tile) m.convolveTile(tile, grid, buf);
+            for (int z = 0; z < slow; ++z) m.cropSlab(z, grid, sum, maps[c], !first);
+            first = false;
+        }  // the loop's barrier: every partial sum is complete
+        T* py = reinterpret_cast<T*>(y);
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < 2 * nv; ++i)
+            for (int s = 0; s < threads - 1; ++s) py[i] += reinterpret_cast<const T*>(m.partial_sums[std::size_t(s)].p)[i];
     }
 }
 

@@ -24,6 +24,10 @@
 
 namespace recon {
 
+// Above this size of the half 2N grid a thread per coil would hold too much memory, and one
+// product has slabs enough to keep the threads busy: 2D up to 1024^2, 3D up to 64^3 (float).
+inline constexpr std::size_t kCoilThreadGridBytes = std::size_t(8) << 20;
+
 template <class T>
 class PaddedConvolution {
 public:
@@ -36,6 +40,12 @@ public:
 
     // x and y on g (may be the same array). Not for concurrent calls on one object.
     void apply(const std::complex<T>* x, std::complex<T>* y) const;
+    // SENSE's normal with this kernel: y = sum_c conj(S_c) .* T (S_c .* x), maps[c] on g (y not
+    // x). The map products are fused into the padding and the cropping; with several threads and
+    // a grid of at most kCoilThreadGridBytes the threads share out the coils, each on a grid of its
+    // own (no barriers between the stages; one more grid and image per thread), else coil after
+    // coil with each product in parallel.
+    void applyCoilSum(const std::vector<const std::complex<T>*>& maps, const std::complex<T>* x, std::complex<T>* y) const;
     // The spectrum as given (on g.doubled(), x fastest).
     std::vector<T> spectrum() const;
 

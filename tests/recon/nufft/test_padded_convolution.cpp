@@ -3,6 +3,7 @@
 // circular convolution summed term by term.
 #include <fftw3.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -123,6 +124,51 @@ TEST(PaddedConvolution, EqualsTheFullProduct3D) {
             checkGrid<float>(g, tiles, 2e-6, g.voxels() < 400);
         }
     checkGrid<float>(Grid::cube(3, 32), 0, 2e-6, false);  // several tiles of the default width
+}
+
+// SENSE's normal with one kernel, applyCoilSum (map products fused into the padding and the
+// cropping; threads over coils, or coil after coil on one thread), against the products coil by
+// coil: sum_c conj(S_c) .* apply(S_c .* x). 2D and 3D; 1 to 3 threads with fewer, as many and
+// more coils than threads; y's old values must not leak in; a second call reuses the buffers.
+template <class T>
+void checkCoilSum(const Grid& g, int coils, int threads, double tolerance) {
+    const Grid big = g.doubled();
+    std::vector<T> spectrum(big.voxels());
+    const ComplexArray values = randomComplex(big.voxels(), 31);
+    for (std::size_t i = 0; i < spectrum.size(); ++i) spectrum[i] = T(values[i].real());
+    PaddedConvolution<T> product(g, spectrum);
+    const std::vector<std::complex<T>> maps = toPrecision<T>(randomComplex(std::size_t(coils) * g.voxels(), 32));
+    std::vector<const std::complex<T>*> ptrs;
+    for (int c = 0; c < coils; ++c) ptrs.push_back(maps.data() + std::size_t(c) * g.voxels());
+    const std::string what = g.describe() + (std::is_same_v<T, float> ? " float, " : " double, ") + std::to_string(coils) +
+                             " coils, " + std::to_string(threads) + " threads";
+    const int before = omp_get_max_threads();
+    for (int round = 0; round < 2; ++round) {
+        const std::vector<std::complex<T>> x = toPrecision<T>(randomComplex(g.voxels(), 40 + round));
+        ComplexArray expected(g.voxels());
+        std::vector<std::complex<T>> weighted(g.voxels()), term(g.voxels());
+        for (int c = 0; c < coils; ++c) {
+            for (std::size_t i = 0; i < g.voxels(); ++i) weighted[i] = ptrs[std::size_t(c)][i] * x[i];
+            product.apply(weighted.data(), term.data());
+            for (std::size_t i = 0; i < g.voxels(); ++i) expected[i] += cdouble(std::conj(ptrs[std::size_t(c)][i]) * term[i]);
+        }
+        std::vector<std::complex<T>> y(g.voxels(), std::complex<T>(7, -3));
+        omp_set_num_threads(threads);
+        product.applyCoilSum(ptrs, x.data(), y.data());
+        omp_set_num_threads(before);
+        EXPECT_LT(relativeError(toDouble(y), expected), tolerance) << what << ", round " << round;
+    }
+    std::vector<std::complex<T>> out(g.voxels());
+    EXPECT_THROW(product.applyCoilSum({}, maps.data(), out.data()), InputError);
+}
+
+TEST(PaddedConvolution, CoilSumEqualsTheProductsCoilByCoil) {
+    for (Grid g : {Grid::make2D(16, 12), Grid::make2D(37, 21), Grid::make3D(5, 6, 7), Grid::make3D(8, 8, 8)})
+        for (int coils : {1, 2, 3, 8})
+            for (int threads : {1, 2, 3}) {
+                checkCoilSum<double>(g, coils, threads, 1e-13);
+                checkCoilSum<float>(g, coils, threads, 2e-6);
+            }
 }
 
 // Measured plans kept as wisdom: a first plan writes the file, a new process (here: the folder
