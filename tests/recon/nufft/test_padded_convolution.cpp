@@ -163,8 +163,8 @@ void checkCoilSum(const Grid& g, int coils, int threads, double tolerance) {
 }
 
 TEST(PaddedConvolution, CoilSumEqualsTheProductsCoilByCoil) {
-    for (Grid g : {Grid::make2D(16, 12), Grid::make2D(37, 21), Grid::make3D(5, 6, 7), Grid::make3D(8, 8, 8)})
-        for (int coils : {1, 2, 3, 8})
+    for (Grid g : {Grid::make2D(16, 12), Grid::make2D(37, 21), Grid::make3D(5, 6, 7)})
+        for (int coils : {1, 3, 8})
             for (int threads : {1, 2, 3}) {
                 checkCoilSum<double>(g, coils, threads, 1e-13);
                 checkCoilSum<float>(g, coils, threads, 2e-6);
