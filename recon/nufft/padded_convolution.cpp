@@ -49,12 +49,15 @@ struct PaddedConvolution<T>::Impl {
     // transposed grid, [kx][y] with y padded to 2N_y, one plan per axis for all lines. FFTW's
     // strided column transforms cost about twice its row transforms, and one plan for all rows
     // half of one execution per row (256^2: 173 against 77 us, 38 against 78 us).
-    std::vector<typename F::Plan> line_plans;  // rows forward, rows inverse, columns forward, columns inverse
+    // Rows forward (out of place: the input's zero padding stays), rows inverse (in place),
+    // columns forward (out of place, likewise), columns inverse (in place).
+    std::vector<typename F::Plan> line_plans;
     fftw::Buffer<T> spec_t;                    // the spectrum transposed, [kx][ky]
     // Lines 2N + 8 apart (rows, transposed columns): a power-of-two distance would map a
     // transpose's block to few cache sets.
     std::size_t rstride = 0, tstride = 0;
-    // Thread t's rows (N_y x rstride) and transposed grid (2N_x x tstride), one buffer.
+    // Thread t's grids, one buffer: rows in and out (N_y x rstride each), transposed in and out
+    // (2N_x x tstride each). The inputs' padding is zero from the start and never written.
     mutable std::vector<fftw::Buffer<C>> transposed;  // one per thread, made on first use
 
     C* tileBuffer() const {
@@ -65,6 +68,8 @@ struct PaddedConvolution<T>::Impl {
     // Slab z of `grid` := pad(map .* x) (x alone without a map), transformed along the slab's axes.
     void padSlab(int z, C* grid, const C* x, const C* map) const;
     void fillSlab(int z, C* s, const C* x, const C* map) const;  // the padding alone, into slab z at s
+    // out = map .* x (x alone without a map) for `count` values.
+    static void timesMap(C* out, const C* x, const C* map, std::size_t count);
     // The slowest axis of one tile of columns: forward, spectrum, inverse (buf: a tile buffer).
     void convolveTile(std::size_t tile, C* grid, C* buf) const;
     // Slab z inverse along the slab's axes, cropped into y: y = s, or y (+)= conj(map) .* s.
@@ -153,16 +158,21 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
             for (int kx = 0; kx < bx; ++kx) m.spec_t.p[std::size_t(kx) * by + ky] = spectrum[std::size_t(ky) * bx + kx];
         m.rstride = std::size_t(bx) + 8;
         m.tstride = std::size_t(by) + 8;
-        auto* rowgrid = fftw::cpx(m.transposedGrid(0));
-        auto* cols = rowgrid + std::size_t(ny) * m.rstride;
+        std::complex<T>* grids = m.transposedGrid(0);
+        auto* rows_in = fftw::cpx(grids);
+        auto* rows_out = rows_in + std::size_t(ny) * m.rstride;
+        auto* cols_in = rows_out + std::size_t(ny) * m.rstride;
+        auto* cols_out = cols_in + std::size_t(bx) * m.tstride;
         const int rs = int(m.rstride), ts = int(m.tstride);
         const fftw_iodim row{bx, 1, 1}, rows{ny, rs, rs}, col{by, 1, 1}, colsloop{bx, ts, ts};
-        for (int sign : {FFTW_FORWARD, FFTW_BACKWARD})
-            m.line_plans.push_back(fftw::planned(m.rstride * std::size_t(ny), [&](unsigned flags) { return F::guru(row, 1, &rows, rowgrid, rowgrid, sign, flags); }));
-        for (int sign : {FFTW_FORWARD, FFTW_BACKWARD})
-            m.line_plans.push_back(fftw::planned(std::size_t(bx) * m.tstride, [&](unsigned flags) { return F::guru(col, 1, &colsloop, cols, cols, sign, flags); }));
+        const std::size_t row_points = m.rstride * std::size_t(ny), col_points = std::size_t(bx) * m.tstride;
+        m.line_plans.push_back(fftw::planned(row_points, [&](unsigned f) { return F::guru(row, 1, &rows, rows_in, rows_out, FFTW_FORWARD, f); }));
+        m.line_plans.push_back(fftw::planned(row_points, [&](unsigned f) { return F::guru(row, 1, &rows, rows_out, rows_out, FFTW_BACKWARD, f); }));
+        m.line_plans.push_back(fftw::planned(col_points, [&](unsigned f) { return F::guru(col, 1, &colsloop, cols_in, cols_out, FFTW_FORWARD, f); }));
+        m.line_plans.push_back(fftw::planned(col_points, [&](unsigned f) { return F::guru(col, 1, &colsloop, cols_out, cols_out, FFTW_BACKWARD, f); }));
         for (auto p : m.line_plans)
             if (!p) throw Error("FFTW could not plan the Toeplitz product's transforms");
+        std::fill(grids, grids + m.transposed[0].n, std::complex<T>(0));  // measuring wrote into it
     }
     std::fill(m.work.p, m.work.p + m.work.n, std::complex<T>(0));
     fftw::savePlans();
@@ -181,6 +191,24 @@ void PaddedConvolution<T>::Impl::padSlab(int z, C* grid, const C* x, const C* ma
 }
 
 template <class T>
+void PaddedConvolution<T>::Impl::timesMap(C* out, const C* x, const C* map, std::size_t count) {
+    if (!map) {
+        std::memcpy(static_cast<void*>(out), x, count * sizeof(C));
+        return;
+    }
+    // In real arithmetic: std::complex's product with its NaN check does not vectorise.
+    const T* pm = reinterpret_cast<const T*>(map);
+    const T* px = reinterpret_cast<const T*>(x);
+    T* po = reinterpret_cast<T*>(out);
+#pragma omp simd
+    for (std::size_t i = 0; i < count; ++i) {
+        const T mr = pm[2 * i], mi = pm[2 * i + 1], xr = px[2 * i], xi = px[2 * i + 1];
+        po[2 * i] = mr * xr - mi * xi;
+        po[2 * i + 1] = mr * xi + mi * xr;
+    }
+}
+
+template <class T>
 void PaddedConvolution<T>::Impl::fillSlab(int z, C* s, const C* x, const C* map) const {
     const std::size_t rows = dims == 3 ? std::size_t(n[1]) : 1;  // input rows per slab
     const std::size_t nx = std::size_t(n[0]), bx = std::size_t(b[0]);
@@ -191,20 +219,7 @@ void PaddedConvolution<T>::Impl::fillSlab(int z, C* s, const C* x, const C* map)
     for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t first = (std::size_t(z) * rows + r) * nx;
         C* out = s + r * bx;
-        if (map) {
-            // S_c x in real arithmetic: std::complex's product with its NaN check does not vectorise.
-            const T* pm = reinterpret_cast<const T*>(map + first);
-            const T* px = reinterpret_cast<const T*>(x + first);
-            T* po = reinterpret_cast<T*>(out);
-#pragma omp simd
-            for (std::size_t i = 0; i < nx; ++i) {
-                const T mr = pm[2 * i], mi = pm[2 * i + 1], xr = px[2 * i], xi = px[2 * i + 1];
-                po[2 * i] = mr * xr - mi * xi;
-                po[2 * i + 1] = mr * xi + mi * xr;
-            }
-        } else {
-            std::memcpy(static_cast<void*>(out), x + first, nx * sizeof(C));
-        }
+        timesMap(out, x + first, map ? map + first : nullptr, nx);
         std::fill(out + nx, s + (r + 1) * bx, C(0));
     }
     std::fill(s + rows * bx, s + slab, C(0));
@@ -292,7 +307,7 @@ void PaddedConvolution<T>::Impl::productInParallel(const C* x, C* y, const C* ma
 template <class T>
 std::complex<T>* PaddedConvolution<T>::Impl::transposedGrid(int t) const {
     while (int(transposed.size()) <= t)
-        transposed.emplace_back(std::size_t(n[1]) * rstride + std::size_t(b[0]) * tstride, "a thread's 2D Toeplitz grids");
+        transposed.emplace_back(2 * (std::size_t(n[1]) * rstride + std::size_t(b[0]) * tstride), "a thread's 2D Toeplitz grids");
     return transposed[std::size_t(t)].p;
 }
 
@@ -309,27 +324,31 @@ void PaddedConvolution<T>::Impl::productOnThread(int t, C* grid, const C* x, C* 
         for (int z = 0; z < slow; ++z) cropSlab(z, grid, y, map, accumulate);
         return;
     }
-    const int ny = n[1], bx = b[0], by = b[1];
-    C* rows = transposedGrid(t);
-    C* tr = rows + std::size_t(ny) * rstride;
+    const int ny = n[1], nx = n[0], bx = b[0], by = b[1];
     const std::size_t rs = rstride, ts = tstride;
+    C* rows_in = transposedGrid(t);
+    C* rows_out = rows_in + std::size_t(ny) * rs;
+    C* cols_in = rows_out + std::size_t(ny) * rs;
+    C* cols_out = cols_in + std::size_t(bx) * ts;
     // An element's copy as one move (std::complex's assignment copies its parts one by one).
     auto move = [](C* to, const C* from) { std::memcpy(static_cast<void*>(to), from, sizeof(C)); };
-    // Rows: pad (times the map), forward along x, all N_y rows in one execution.
-    for (int z = 0; z < ny; ++z) fillSlab(z, rows + std::size_t(z) * rs, x, map);
-    F::run(line_plans[0], fftw::cpx(rows));
-    // Transpose to [kx][y], y padded with zeros to 2N_y.
+    // Rows: map .* x into the first N_x of each row (the rest stays zero), forward along x.
+    for (int z = 0; z < ny; ++z) {
+        const std::size_t first = std::size_t(z) * std::size_t(nx);
+        timesMap(rows_in + std::size_t(z) * rs, x + first, map ? map + first : nullptr, std::size_t(nx));
+    }
+    F::run(line_plans[0], fftw::cpx(rows_in), fftw::cpx(rows_out));
+    // Transpose to [kx][y] (the y >= N_y half stays zero).
     for (int k0 = 0; k0 < bx; k0 += kTransposeBlock)
         for (int y0 = 0; y0 < ny; y0 += kTransposeBlock) {
             const int k1 = std::min(bx, k0 + kTransposeBlock), y1 = std::min(ny, y0 + kTransposeBlock);
             for (int k = k0; k < k1; ++k)
-                for (int yy = y0; yy < y1; ++yy) move(tr + std::size_t(k) * ts + std::size_t(yy), rows + std::size_t(yy) * rs + std::size_t(k));
+                for (int yy = y0; yy < y1; ++yy) move(cols_in + std::size_t(k) * ts + std::size_t(yy), rows_out + std::size_t(yy) * rs + std::size_t(k));
         }
-    for (int k = 0; k < bx; ++k) std::fill(tr + std::size_t(k) * ts + std::size_t(ny), tr + std::size_t(k) * ts + std::size_t(by), C(0));
     // Columns: forward along y, the (real) spectrum, inverse.
-    F::run(line_plans[2], fftw::cpx(tr));
+    F::run(line_plans[2], fftw::cpx(cols_in), fftw::cpx(cols_out));
     for (int k = 0; k < bx; ++k) {
-        T* pt = reinterpret_cast<T*>(tr + std::size_t(k) * ts);
+        T* pt = reinterpret_cast<T*>(cols_out + std::size_t(k) * ts);
         const T* ps = spec_t.p + std::size_t(k) * std::size_t(by);
 #pragma omp simd
         for (int i = 0; i < by; ++i) {
@@ -337,16 +356,16 @@ void PaddedConvolution<T>::Impl::productOnThread(int t, C* grid, const C* x, C* 
             pt[2 * i + 1] *= ps[i];
         }
     }
-    F::run(line_plans[3], fftw::cpx(tr));
+    F::run(line_plans[3], fftw::cpx(cols_out));
     // Back to rows (the kept y < N_y only), inverse along x, the crop.
     for (int y0 = 0; y0 < ny; y0 += kTransposeBlock)
         for (int k0 = 0; k0 < bx; k0 += kTransposeBlock) {
             const int k1 = std::min(bx, k0 + kTransposeBlock), y1 = std::min(ny, y0 + kTransposeBlock);
             for (int yy = y0; yy < y1; ++yy)
-                for (int k = k0; k < k1; ++k) move(rows + std::size_t(yy) * rs + std::size_t(k), tr + std::size_t(k) * ts + std::size_t(yy));
+                for (int k = k0; k < k1; ++k) move(rows_out + std::size_t(yy) * rs + std::size_t(k), cols_out + std::size_t(k) * ts + std::size_t(yy));
         }
-    F::run(line_plans[1], fftw::cpx(rows));
-    for (int z = 0; z < ny; ++z) takeSlab(z, rows + std::size_t(z) * rs, y, map, accumulate);
+    F::run(line_plans[1], fftw::cpx(rows_out));
+    for (int z = 0; z < ny; ++z) takeSlab(z, rows_out + std::size_t(z) * rs, y, map, accumulate);
 }
 
 template <class T>
