@@ -370,7 +370,12 @@ void PaddedConvolution<T>::Impl::productOnThread(int t, C* grid, const C* x, C* 
 
 template <class T>
 void PaddedConvolution<T>::apply(const std::complex<T>* x, std::complex<T>* y) const {
-    impl_->productInParallel(x, y, nullptr, false);
+    const Impl& m = *impl_;
+    // A small 2D grid (ESPIRiT's calibration fit: 96 x 48) on one thread: forking a team for
+    // each of its stages costs more than the stage.
+    if (m.dims == 2 && m.slab * std::size_t(m.n[m.L]) * sizeof(std::complex<T>) <= kSerialGridBytes)
+        return m.productOnThread(0, m.work.p, x, y, nullptr, false);
+    m.productInParallel(x, y, nullptr, false);
 }
 
 template <class T>

@@ -27,6 +27,8 @@ namespace recon {
 // Above this size of the half 2N grid a thread per coil would hold too much memory, and one
 // product has slabs enough to keep the threads busy: 2D up to 1024^2, 3D up to 64^3 (float).
 inline constexpr std::size_t kCoilThreadGridBytes = std::size_t(8) << 20;
+// At most this size of the half 2N grid a 2D product runs on one thread (apply).
+inline constexpr std::size_t kSerialGridBytes = std::size_t(64) << 10;
 
 template <class T>
 class PaddedConvolution {
@@ -38,7 +40,8 @@ public:
     PaddedConvolution(const PaddedConvolution&) = delete;
     PaddedConvolution& operator=(const PaddedConvolution&) = delete;
 
-    // x and y on g (may be the same array). Not for concurrent calls on one object.
+    // x and y on g (may be the same array). Not for concurrent calls on one object. A 2D grid of
+    // at most kSerialGridBytes runs on the calling thread alone.
     void apply(const std::complex<T>* x, std::complex<T>* y) const;
     // SENSE's normal with this kernel: y = sum_c conj(S_c) .* T (S_c .* x), maps[c] on g (y not
     // x). The map products are fused into the padding and the cropping; with several threads and

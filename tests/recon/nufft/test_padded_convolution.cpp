@@ -109,8 +109,10 @@ void checkGrid(const Grid& g, int tile_columns, double tolerance, bool brute) {
     EXPECT_EQ(product.spectrum(), spectrum) << what << ", spectrum kept";
 }
 
+// 2D grids up to kSerialGridBytes run on one thread (rows, transposed columns), larger ones in
+// parallel (slabs, tiles): 100 x 90 is larger in both precisions.
 TEST(PaddedConvolution, EqualsTheFullProduct2D) {
-    for (Grid g : {Grid::make2D(7, 6), Grid::make2D(16, 16), Grid::make2D(37, 21)})
+    for (Grid g : {Grid::make2D(7, 6), Grid::make2D(16, 16), Grid::make2D(37, 21), Grid::make2D(100, 90)})
         for (int tiles : {0, 3, 8}) {
             checkGrid<double>(g, tiles, 1e-13, g.voxels() < 1000);
             checkGrid<float>(g, tiles, 2e-6, g.voxels() < 1000);
