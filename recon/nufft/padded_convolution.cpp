@@ -42,13 +42,13 @@ struct PaddedConvolution<T>::Impl {
     std::vector<typename F::Plan> slab_forward, slab_inverse;  // per slab axis, for slab 0 (run on any slab)
     typename F::Plan tile_forward = nullptr, tile_inverse = nullptr;
 
-    // SENSE's threads over coils: the grids and partial sums of threads 1, 2, ... (thread 0
-    // uses `work` and the output), made on first use.
+    // SENSE's threads over coils: the 3D grids and the partial sums of threads 1, 2, ... (thread
+    // 0 uses `work` and the output), made on first use.
     mutable std::vector<fftw::Buffer<C>> coil_grids, partial_sums;
-    // 2D on one thread (SENSE's products): the y axis transformed as contiguous lines of a
-    // transposed grid, [kx][y] with y padded to 2N_y, one plan per axis for all lines. FFTW's
-    // strided column transforms cost about twice its row transforms, and one plan for all rows
-    // half of one execution per row (256^2: 173 against 77 us, 38 against 78 us).
+    // 2D on one thread (SENSE's products; apply on small grids): the y axis transformed as
+    // contiguous lines of a transposed grid, [kx][y] with y padded to 2N_y, one plan per axis for
+    // all lines. FFTW's strided column transforms cost about twice its row transforms, and one
+    // plan for all rows half of one execution per row (256^2: 173 against 77 us, 38 against 78 us).
     // Rows forward (out of place: the input's zero padding stays), rows inverse (in place),
     // columns forward (out of place, likewise), columns inverse (in place).
     std::vector<typename F::Plan> line_plans;
@@ -58,7 +58,7 @@ struct PaddedConvolution<T>::Impl {
     std::size_t rstride = 0, tstride = 0;
     // Thread t's grids, one buffer: rows in and out (N_y x rstride each), transposed in and out
     // (2N_x x tstride each). The inputs' padding is zero from the start and never written.
-    mutable std::vector<fftw::Buffer<C>> transposed;  // one per thread, made on first use
+    mutable std::vector<fftw::Buffer<C>> line_grids;  // one per thread, made on first use
 
     C* tileBuffer() const {
         const int t = omp_get_thread_num();
@@ -77,10 +77,10 @@ struct PaddedConvolution<T>::Impl {
     void takeSlab(int z, const C* s, C* y, const C* map, bool accumulate) const;  // the cropping alone, of slab z at s
     // One product on `work`, each stage in parallel: y (+)= conj(map) .* T(map .* x), or y = T x.
     void productInParallel(const C* x, C* y, const C* map, bool accumulate) const;
-    // One product on one thread, on `grid` (a half 2N grid) and thread t's buffers:
-    // y (+)= conj(map) .* T(map .* x).
+    // One product on one thread: y (+)= conj(map) .* T(map .* x), or y = T x without a map. 3D on
+    // `grid` (a half 2N grid) and thread t's tile buffer; 2D on thread t's line grids.
     void productOnThread(int t, C* grid, const C* x, C* y, const C* map, bool accumulate) const;
-    C* transposedGrid(int t) const;
+    C* lineGrids(int t) const;
     ~Impl() {
         std::lock_guard<std::mutex> lock(fftw::plannerMutex());
         for (auto p : slab_forward) F::destroy(p);
@@ -158,7 +158,7 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
             for (int kx = 0; kx < bx; ++kx) m.spec_t.p[std::size_t(kx) * by + ky] = spectrum[std::size_t(ky) * bx + kx];
         m.rstride = std::size_t(bx) + 8;
         m.tstride = std::size_t(by) + 8;
-        std::complex<T>* grids = m.transposedGrid(0);
+        std::complex<T>* grids = m.lineGrids(0);
         auto* rows_in = fftw::cpx(grids);
         auto* rows_out = rows_in + std::size_t(ny) * m.rstride;
         auto* cols_in = rows_out + std::size_t(ny) * m.rstride;
@@ -172,7 +172,7 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
         m.line_plans.push_back(fftw::planned(col_points, [&](unsigned f) { return F::guru(col, 1, &colsloop, cols_out, cols_out, FFTW_BACKWARD, f); }));
         for (auto p : m.line_plans)
             if (!p) throw Error("FFTW could not plan the Toeplitz product's transforms");
-        std::fill(grids, grids + m.transposed[0].n, std::complex<T>(0));  // measuring wrote into it
+        std::fill(grids, grids + m.line_grids[0].n, std::complex<T>(0));  // measuring wrote into it
     }
     std::fill(m.work.p, m.work.p + m.work.n, std::complex<T>(0));
     fftw::savePlans();
@@ -305,10 +305,10 @@ void PaddedConvolution<T>::Impl::productInParallel(const C* x, C* y, const C* ma
 }
 
 template <class T>
-std::complex<T>* PaddedConvolution<T>::Impl::transposedGrid(int t) const {
-    while (int(transposed.size()) <= t)
-        transposed.emplace_back(2 * (std::size_t(n[1]) * rstride + std::size_t(b[0]) * tstride), "a thread's 2D Toeplitz grids");
-    return transposed[std::size_t(t)].p;
+std::complex<T>* PaddedConvolution<T>::Impl::lineGrids(int t) const {
+    while (int(line_grids.size()) <= t)
+        line_grids.emplace_back(2 * (std::size_t(n[1]) * rstride + std::size_t(b[0]) * tstride), "a thread's 2D Toeplitz grids");
+    return line_grids[std::size_t(t)].p;
 }
 
 // Blocks of this many lines each way keep a transpose's reads and writes in the cache.
@@ -326,7 +326,7 @@ void PaddedConvolution<T>::Impl::productOnThread(int t, C* grid, const C* x, C* 
     }
     const int ny = n[1], nx = n[0], bx = b[0], by = b[1];
     const std::size_t rs = rstride, ts = tstride;
-    C* rows_in = transposedGrid(t);
+    C* rows_in = lineGrids(t);
     C* rows_out = rows_in + std::size_t(ny) * rs;
     C* cols_in = rows_out + std::size_t(ny) * rs;
     C* cols_out = cols_in + std::size_t(bx) * ts;
@@ -400,16 +400,16 @@ void PaddedConvolution<T>::applyCoilSum(const std::vector<const std::complex<T>*
     // Threads over coils: each thread runs whole products on a grid of its own (no barrier
     // between the stages), thread 0 summing into y, the others into partial sums added at the end.
     m.ensureTileBuffers(threads);
-    if (m.dims == 2) m.transposedGrid(threads - 1);  // made before the threads start
-    while (int(m.coil_grids.size()) < threads - 1) {
-        m.coil_grids.emplace_back(m.slab * std::size_t(slow), "a thread's Toeplitz grid");
+    if (m.dims == 2) m.lineGrids(threads - 1);  // made before the threads start
+    while (int(m.partial_sums.size()) < threads - 1) {
+        if (m.dims != 2) m.coil_grids.emplace_back(m.slab * std::size_t(slow), "a thread's Toeplitz grid");
         m.partial_sums.emplace_back(voxels, "a thread's share of the SENSE normal");
     }
     const std::int64_t nv = std::int64_t(voxels);
 #pragma omp parallel num_threads(threads)
     {
         const int t = omp_get_thread_num();
-        C* grid = t == 0 ? m.work.p : m.coil_grids[std::size_t(t - 1)].p;
+        C* grid = t == 0 || m.dims == 2 ? m.work.p : m.coil_grids[std::size_t(t - 1)].p;  // 2D: unused
         C* sum = t == 0 ? y : m.partial_sums[std::size_t(t - 1)].p;
         bool first = true;
         // Static: coils >= threads, so every thread has a coil and its sum is written.
