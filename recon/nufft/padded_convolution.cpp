@@ -51,11 +51,11 @@ struct PaddedConvolution<T>::Impl {
     // plan for all rows half of one execution per row (256^2: 173 against 77 us, 38 against 78 us).
     // Rows forward (out of place: the input's zero padding stays), rows inverse (in place),
     // columns forward (out of place, likewise), columns inverse (in place).
-    std::vector<typename F::Plan> line_plans;
-    fftw::Buffer<T> spec_t;                    // the spectrum transposed, [kx][ky]
+    mutable std::vector<typename F::Plan> line_plans;
+    mutable fftw::Buffer<T> spec_t;  // the spectrum transposed, [kx][ky]
     // Lines 2N + 8 apart (rows, transposed columns): a power-of-two distance would map a
     // transpose's block to few cache sets.
-    std::size_t rstride = 0, tstride = 0;
+    mutable std::size_t rstride = 0, tstride = 0;
     // Thread t's grids, one buffer: rows in and out (N_y x rstride each), transposed in and out
     // (2N_x x tstride each). The inputs' padding is zero from the start and never written.
     mutable std::vector<fftw::Buffer<C>> line_grids;  // one per thread, made on first use
@@ -81,6 +81,7 @@ struct PaddedConvolution<T>::Impl {
     // `grid` (a half 2N grid) and thread t's tile buffer; 2D on thread t's line grids.
     void productOnThread(int t, C* grid, const C* x, C* y, const C* map, bool accumulate) const;
     C* lineGrids(int t) const;
+    void ensureLines() const;  // line_plans, spec_t, the strides and thread 0's line grids
     ~Impl() {
         std::lock_guard<std::mutex> lock(fftw::plannerMutex());
         for (auto p : slab_forward) F::destroy(p);
@@ -151,29 +152,6 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
     m.tile_forward = fftw::planned(tile_points, [&](unsigned flags) { return F::guru(line, 1, &loop, tile, tile, FFTW_FORWARD, flags); });
     m.tile_inverse = fftw::planned(tile_points, [&](unsigned flags) { return F::guru(line, 1, &loop, tile, tile, FFTW_BACKWARD, flags); });
     if (!m.tile_forward || !m.tile_inverse) throw Error("FFTW could not plan the Toeplitz product's transforms");
-    if (m.dims == 2) {
-        const int bx = m.b[0], by = m.b[1], ny = m.n[1];
-        m.spec_t = fftw::Buffer<T>(std::size_t(bx) * std::size_t(by), "the Toeplitz spectrum");
-        for (int ky = 0; ky < by; ++ky)
-            for (int kx = 0; kx < bx; ++kx) m.spec_t.p[std::size_t(kx) * by + ky] = spectrum[std::size_t(ky) * bx + kx];
-        m.rstride = std::size_t(bx) + 8;
-        m.tstride = std::size_t(by) + 8;
-        std::complex<T>* grids = m.lineGrids(0);
-        auto* rows_in = fftw::cpx(grids);
-        auto* rows_out = rows_in + std::size_t(ny) * m.rstride;
-        auto* cols_in = rows_out + std::size_t(ny) * m.rstride;
-        auto* cols_out = cols_in + std::size_t(bx) * m.tstride;
-        const int rs = int(m.rstride), ts = int(m.tstride);
-        const fftw_iodim row{bx, 1, 1}, rows{ny, rs, rs}, col{by, 1, 1}, colsloop{bx, ts, ts};
-        const std::size_t row_points = m.rstride * std::size_t(ny), col_points = std::size_t(bx) * m.tstride;
-        m.line_plans.push_back(fftw::planned(row_points, [&](unsigned f) { return F::guru(row, 1, &rows, rows_in, rows_out, FFTW_FORWARD, f); }));
-        m.line_plans.push_back(fftw::planned(row_points, [&](unsigned f) { return F::guru(row, 1, &rows, rows_out, rows_out, FFTW_BACKWARD, f); }));
-        m.line_plans.push_back(fftw::planned(col_points, [&](unsigned f) { return F::guru(col, 1, &colsloop, cols_in, cols_out, FFTW_FORWARD, f); }));
-        m.line_plans.push_back(fftw::planned(col_points, [&](unsigned f) { return F::guru(col, 1, &colsloop, cols_out, cols_out, FFTW_BACKWARD, f); }));
-        for (auto p : m.line_plans)
-            if (!p) throw Error("FFTW could not plan the Toeplitz product's transforms");
-        std::fill(grids, grids + m.line_grids[0].n, std::complex<T>(0));  // measuring wrote into it
-    }
     std::fill(m.work.p, m.work.p + m.work.n, std::complex<T>(0));
     fftw::savePlans();
 }
@@ -304,6 +282,46 @@ void PaddedConvolution<T>::Impl::productInParallel(const C* x, C* y, const C* ma
     for (int z = 0; z < slow; ++z) cropSlab(z, work.p, y, map, accumulate);
 }
 
+// Made on first use (before any thread runs them): a large 2D grid's single products never
+// use them, and their grids are four times the half 2N grid.
+template <class T>
+void PaddedConvolution<T>::Impl::ensureLines() const {
+    if (!line_plans.empty()) return;
+    const int bx = b[0], by = b[1], ny = n[1], slow2 = b[L];
+    spec_t = fftw::Buffer<T>(std::size_t(bx) * std::size_t(by), "the Toeplitz spectrum");
+    const std::size_t cols = std::size_t(columns);
+    for (std::size_t c = 0; c < slab; ++c)  // from the tiles' order: [tile][ky][column], kx = column
+        for (int ky = 0; ky < slow2; ++ky)
+            spec_t.p[c * std::size_t(by) + std::size_t(ky)] = spec.p[((c / cols) * std::size_t(slow2) + std::size_t(ky)) * cols + c % cols];
+    rstride = std::size_t(bx) + 8;
+    tstride = std::size_t(by) + 8;
+    std::lock_guard<std::mutex> lock(fftw::plannerMutex());
+    fftw::prepare();
+    F::threads(1);
+    C* grids = lineGrids(0);
+    auto* rows_in = fftw::cpx(grids);
+    auto* rows_out = rows_in + std::size_t(ny) * rstride;
+    auto* cols_in = rows_out + std::size_t(ny) * rstride;
+    auto* cols_out = cols_in + std::size_t(bx) * tstride;
+    const int rs = int(rstride), ts = int(tstride);
+    const fftw_iodim row{bx, 1, 1}, rows{ny, rs, rs}, col{by, 1, 1}, colsloop{bx, ts, ts};
+    const std::size_t row_points = rstride * std::size_t(ny), col_points = std::size_t(bx) * tstride;
+    std::vector<typename F::Plan> plans;
+    plans.push_back(fftw::planned(row_points, [&](unsigned f) { return F::guru(row, 1, &rows, rows_in, rows_out, FFTW_FORWARD, f); }));
+    plans.push_back(fftw::planned(row_points, [&](unsigned f) { return F::guru(row, 1, &rows, rows_out, rows_out, FFTW_BACKWARD, f); }));
+    plans.push_back(fftw::planned(col_points, [&](unsigned f) { return F::guru(col, 1, &colsloop, cols_in, cols_out, FFTW_FORWARD, f); }));
+    plans.push_back(fftw::planned(col_points, [&](unsigned f) { return F::guru(col, 1, &colsloop, cols_out, cols_out, FFTW_BACKWARD, f); }));
+    for (auto p : plans)
+        if (!p) {
+            for (auto q : plans)
+                if (q) F::destroy(q);
+            throw Error("FFTW could not plan the Toeplitz product's transforms");
+        }
+    line_plans = plans;
+    std::fill(grids, grids + line_grids[0].n, C(0));  // measuring wrote into it
+    fftw::savePlans();
+}
+
 template <class T>
 std::complex<T>* PaddedConvolution<T>::Impl::lineGrids(int t) const {
     while (int(line_grids.size()) <= t)
@@ -373,8 +391,10 @@ void PaddedConvolution<T>::apply(const std::complex<T>* x, std::complex<T>* y) c
     const Impl& m = *impl_;
     // A small 2D grid (ESPIRiT's calibration fit: 96 x 48) on one thread: forking a team for
     // each of its stages costs more than the stage.
-    if (m.dims == 2 && m.slab * std::size_t(m.n[m.L]) * sizeof(std::complex<T>) <= kSerialGridBytes)
+    if (m.dims == 2 && m.slab * std::size_t(m.n[m.L]) * sizeof(std::complex<T>) <= kSerialGridBytes) {
+        m.ensureLines();
         return m.productOnThread(0, m.work.p, x, y, nullptr, false);
+    }
     m.productInParallel(x, y, nullptr, false);
 }
 
@@ -393,6 +413,7 @@ void PaddedConvolution<T>::applyCoilSum(const std::vector<const std::complex<T>*
         for (std::size_t c = 0; c < maps.size(); ++c) m.productInParallel(x, y, maps[c], c > 0);
         return;
     }
+    if (m.dims == 2) m.ensureLines();
     if (threads < 2) {
         for (std::size_t c = 0; c < maps.size(); ++c) m.productOnThread(0, m.work.p, x, y, maps[c], c > 0);
         return;
