@@ -283,7 +283,7 @@ void PaddedConvolution<T>::Impl::productInParallel(const C* x, C* y, const C* ma
 }
 
 // Made on first use (before any thread runs them): a large 2D grid's single products never
-// use them, and their grids are four times the half 2N grid.
+// use them, and their grids are about six times the half 2N grid (per thread).
 template <class T>
 void PaddedConvolution<T>::Impl::ensureLines() const {
     if (!line_plans.empty()) return;
