@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "recon/core/errors.hpp"
 #include "recon/nufft/fftw_planner.hpp"

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <complex>
+#include <cstddef>
 #include <memory>
 #include <vector>
 
