@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -75,7 +76,7 @@ std::string reachJson(const Reach& r) {
 // Solves until the record's PSNR reaches `target` (with `band` > 0: comes within `band` of it from
 // either side), or its relative residual o.tolerance (or `cap` iterations): the monitor cancels the
 // run at the next iteration.
-Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, double band = 0) {
+Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, double band = 0, ComplexArray* image = nullptr) {
     std::atomic<bool> stop{false};
     Reach r;
     o.iterations = cap;
@@ -97,10 +98,22 @@ Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, 
             }
         },
         &stop);
-    s.solve(o, monitor);
+    SolveResult result = s.solve(o, monitor);
     r.seconds = since(t0);
     r.cpu_seconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
+    if (image) *image = std::move(result.image);
     return r;
+}
+
+// ||x - ref|| / ||ref|| (NaN when the sizes differ or ref is zero).
+double relativeDistance(const ComplexArray& x, const ComplexArray& ref) {
+    if (x.size() != ref.size() || ref.empty()) return std::numeric_limits<double>::quiet_NaN();
+    double d = 0, r = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        d += std::norm(x[i] - ref[i]);
+        r += std::norm(ref[i]);
+    }
+    return r > 0 ? std::sqrt(d / r) : std::numeric_limits<double>::quiet_NaN();
 }
 
 // Median wall seconds of `repeats` applications of `op` to a random-ish vector.
@@ -247,20 +260,22 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
 }
 
 void runLambdaChangeStudy(const std::string& cases, const std::string& regularizers, BackendChoice choice, Precision precision,
-                          int iterations, DataWeighting weighting, const std::string& json_path) {
+                          int iterations, DataWeighting weighting, int kept_directions, const std::string& json_path) {
     constexpr double kBand = 0.1;         // dB from the converged image's PSNR: "converged" (issue 17)
     constexpr double kConverged = 1e-4;   // the references' relative residual
     std::string note;
     std::shared_ptr<Backend> backend = createBackend(choice, precision, &note);
     const std::string device = backend->info().describe();
-    std::printf("A lambda change, warm, %s, data term %s\n", device.c_str(), toString(weighting).c_str());
+    std::printf("A lambda change, warm, %s, data term %s, %d kept directions\n", device.c_str(), toString(weighting).c_str(),
+                kept_directions);
     std::printf("cold: a fresh session's %d iterations (whole: Q, F^H d, weights, CG); references: cold solves to a\n"
                 "relative residual of %g at 2 lambda and at lambda, the second left resident; then lambda x2 and back\n"
                 "(x0.5), warm, until the PSNR is within %.1f dB of the reference's ('>': not reached in %d iterations);\n"
-                "each cell: iterations, wall s, CPU s (all threads; M^{-1}'s rebuild included where there is one)\n\n",
+                "each cell: iterations, wall s, CPU s (all threads; M^{-1}'s rebuild included where there is one); 'dist':\n"
+                "||x - x_ref|| / ||x_ref|| at the end, x_ref the converged image at the new lambda\n\n",
                 iterations, kConverged, kBand, 2 * iterations);
-    std::printf("%-14s %-11s %7s | %-22s %7s | %7s %7s | %-22s | %-22s\n", "case", "prior", "lambda", "cold", "PSNR", "ref 2x",
-                "ref 1x", "lambda x2, warm", "lambda x0.5, warm");
+    std::printf("%-14s %-11s %7s | %-22s %7s | %7s %7s | %-22s %8s | %-22s %8s\n", "case", "prior", "lambda", "cold", "PSNR", "ref 2x",
+                "ref 1x", "lambda x2, warm", "dist", "lambda x0.5, warm", "dist");
     std::ostringstream json;
     json << "[";
     bool first = true;
@@ -275,6 +290,7 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
             if (isSparse(o.regularizer)) throw UsageError("--lambda-change: for the quadratic priors (--sparse measures the others)");
             o.lambda = reg == spec.regularizer ? spec.lambda : (o.regularizer == RegularizerKind::AnatomicalFiniteDifference ? 30 : 0.2);
             o.weighting = weighting;
+            o.kept_directions = kept_directions;
             ReconstructionSession s(backend);
             s.setDataset(data);
             Reach cold = solveTo(s, o, 1e300, iterations);
@@ -282,23 +298,28 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
             SolveOptions ref = o;
             ref.tolerance = kConverged;
             ref.lambda = 2 * o.lambda;
-            const Reach ref2 = solveTo(s, ref, 1e300, 20 * iterations);
+            ComplexArray x_ref2, x_ref1, x_up, x_down;
+            const Reach ref2 = solveTo(s, ref, 1e300, 20 * iterations, 0, &x_ref2);
             ref.lambda = o.lambda;
-            const Reach ref1 = solveTo(s, ref, 1e300, 20 * iterations);  // resident: the converged image at lambda
+            const Reach ref1 = solveTo(s, ref, 1e300, 20 * iterations, 0, &x_ref1);  // resident: the converged image at lambda
             SolveOptions warm = o;
             warm.warm_start = true;
             warm.lambda = 2 * o.lambda;
-            const Reach up = solveTo(s, warm, ref2.psnr, 2 * iterations, kBand);
+            const Reach up = solveTo(s, warm, ref2.psnr, 2 * iterations, kBand, &x_up);
             warm.lambda = o.lambda;
-            const Reach down = solveTo(s, warm, ref1.psnr, 2 * iterations, kBand);
-            std::printf("%-14s %-11s %7.3g | %s %7.2f | %7.2f %7.2f | %s | %s\n", name.c_str(), reg.c_str(), o.lambda,
-                        cellWithCpu(cold).c_str(), cold.psnr, ref2.psnr, ref1.psnr, cellWithCpu(up).c_str(), cellWithCpu(down).c_str());
+            const Reach down = solveTo(s, warm, ref1.psnr, 2 * iterations, kBand, &x_down);
+            const double dist_up = relativeDistance(x_up, x_ref2), dist_down = relativeDistance(x_down, x_ref1);
+            std::printf("%-14s %-11s %7.3g | %s %7.2f | %7.2f %7.2f | %s %8.2e | %s %8.2e\n", name.c_str(), reg.c_str(), o.lambda,
+                        cellWithCpu(cold).c_str(), cold.psnr, ref2.psnr, ref1.psnr, cellWithCpu(up).c_str(), dist_up,
+                        cellWithCpu(down).c_str(), dist_down);
             std::fflush(stdout);
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                  << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
                  << ",\"weighting\":" << jsonString(toString(weighting)) << ",\"band_db\":" << jsonNumber(kBand)
                  << ",\"cold\":" << reachJson(cold) << ",\"reference_2x\":" << reachJson(ref2) << ",\"reference_1x\":" << reachJson(ref1)
-                 << ",\"lambda_x2\":" << reachJson(up) << ",\"lambda_x05\":" << reachJson(down) << ",\"device\":" << jsonString(device) << "}";
+                 << ",\"kept_directions\":" << kept_directions << ",\"lambda_x2\":" << reachJson(up)
+                 << ",\"lambda_x2_distance\":" << jsonNumber(dist_up) << ",\"lambda_x05\":" << reachJson(down)
+                 << ",\"lambda_x05_distance\":" << jsonNumber(dist_down) << ",\"device\":" << jsonString(device) << "}";
             first = false;
         }
     }

@@ -495,6 +495,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
             std::move(terms), weighted ? *weightedAdjoint(weighted_fhd_, c, m, w, adjoint_progress) : *adjointData(c, m, adjoint_progress), dn);
         if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
         if (circulant) cg->setPreconditioner(preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
+        if (d.coils == 1) cg->keepDirections(std::size_t(std::max(opts.kept_directions, 0)));
         return cg;
     };
 
@@ -513,9 +514,10 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
             LinearOperatorPtr pm =
                 circulant ? preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel)) : nullptr;
             if (cg->terms() > 1)
-                cg->setWeight(1, penalty_weight, std::move(pm));
+                cg->setWeightRecycling(1, penalty_weight, std::move(pm));
             else
                 cg->setPreconditioner(std::move(pm));
+            cg->keepDirections(std::size_t(std::max(opts.kept_directions, 0)));
             result.warm_started = true;
         } else {
             owned = makeSolver(c);

@@ -51,6 +51,14 @@ public:
     void reweight(std::size_t term, double weight);
     // The same with the preconditioner made for the new weights (null: none), in one restart.
     void setWeight(std::size_t term, double weight, LinearOperatorPtr preconditioner);
+    // Keep the last k search directions with their products (1 + terms() vectors each, k of them) for
+    // setWeightRecycling; 0: none (the default).
+    void keepDirections(std::size_t k);
+    std::size_t keptDirections() const;  // how many are held now (<= k)
+    // A weight change (lambda) without applying any operator: the residual from the products CG
+    // keeps, then the Galerkin solution in the kept directions' span at the new weights (recon/solvers/cg.hpp);
+    // the iteration count restarts. The same solution as setWeight, in fewer iterations.
+    void setWeightRecycling(std::size_t term, double weight, LinearOperatorPtr preconditioner);
     // M^{-1}, an approximate inverse of sum_i w_i A_i^H A_i (Hermitian positive definite, its
     // forward applied; null: none). CG restarts its direction from the current iterate; the
     // records' residual stays ||b - A x|| / ||b||, comparable with and without one.
