@@ -444,6 +444,16 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
     }
 }
 
+namespace {
+// SolveOptions::kept_directions: < 0 no recycling, else a ring of that many directions.
+void recycle(NormalEquationsCg& cg, int kept_directions) {
+    if (kept_directions < 0)
+        cg.stopRecycling();
+    else
+        cg.keepDirections(std::size_t(kept_directions));
+}
+}  // namespace
+
 SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
     if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
@@ -495,7 +505,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
             std::move(terms), weighted ? *weightedAdjoint(weighted_fhd_, c, m, w, adjoint_progress) : *adjointData(c, m, adjoint_progress), dn);
         if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
         if (circulant) cg->setPreconditioner(preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
-        if (d.coils == 1) cg->keepDirections(std::size_t(std::max(opts.kept_directions, 0)));
+        if (d.coils == 1) recycle(*cg, opts.kept_directions);
         return cg;
     };
 
@@ -517,7 +527,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
                 cg->setWeightRecycling(1, penalty_weight, std::move(pm));
             else
                 cg->setPreconditioner(std::move(pm));
-            cg->keepDirections(std::size_t(std::max(opts.kept_directions, 0)));
+            recycle(*cg, opts.kept_directions);
             result.warm_started = true;
         } else {
             owned = makeSolver(c);

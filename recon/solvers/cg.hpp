@@ -210,15 +210,25 @@ public:
     bool preconditioned() const { return bool(precondition_); }
     double weight(std::size_t term) const { return terms_[term].weight; }
 
-    // Keep the last k search directions p with their products A_i p (which every step computes
-    // anyway): (1 + terms) vectors each, one copy per step. A weight change by
-    // setWeightRecycling then starts from the best iterate in their span. 0: keep none; the same k
-    // again keeps what is held.
+    // Recycle for weight changes: keep the last k search directions p with their products A_i p
+    // (which every step computes anyway): (1 + terms) vectors each, one copy per step; and, from the
+    // first recycled change on, x_c with its products. A weight change by setWeightRecycling then
+    // starts from the best iterate in their span. k = 0: x and x_c only; the same k again keeps
+    // what is held.
     void keepDirections(std::size_t k) {
+        recycling_ = true;
         if (k == kept_.size()) return;  // the same ring: what it holds stays
         kept_.clear();
         kept_.resize(k);
         kept_count_ = kept_next_ = 0;
+    }
+    // No recycling: setWeightRecycling is reweight() with a preconditioner; nothing is kept.
+    void stopRecycling() {
+        recycling_ = false;
+        kept_.clear();
+        kept_count_ = kept_next_ = 0;
+        xc_ = Vector{};
+        axc_.clear();
     }
     std::size_t keptDirections() const { return kept_count_; }
 
@@ -233,7 +243,7 @@ public:
         terms_[term].weight = w;
         precondition_ = std::move(preconditioner);
         recombineResidual();
-        if (!kept_.empty()) galerkinCorrection();
+        if (recycling_) galerkinCorrection();
         resetDirection();
         stats_ = CgStats{};
         updateStats();
@@ -505,6 +515,7 @@ private:
     Vector xc_{};                      // the iterate where the last recycled change began
     std::vector<Vector> axc_;          // and its products A_i x_c
     std::size_t kept_count_ = 0, kept_next_ = 0;
+    bool recycling_ = false;
     bool has_ref_ = false;
     double ref_norm2_ = 0;
     double bnorm2_ = 0, rr_ = 0, rz_ = 0;  // ||b||^2, ||r||^2, r^H M^{-1} r (= rr_ without M)

@@ -160,6 +160,7 @@ void NormalEquationsCg::setWeightRecycling(std::size_t term, double weight, Line
     impl_->cg->setWeightRecycling(term, weight, std::move(apply));
 }
 void NormalEquationsCg::keepDirections(std::size_t k) { impl_->cg->keepDirections(k); }
+void NormalEquationsCg::stopRecycling() { impl_->cg->stopRecycling(); }
 std::size_t NormalEquationsCg::keptDirections() const { return impl_->cg->keptDirections(); }
 void NormalEquationsCg::setPreconditioner(LinearOperatorPtr preconditioner) {
     auto apply = preconditionerApply(preconditioner, space_, n_);
