@@ -520,6 +520,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         NormalEquationsCg* cg = nullptr;
         if (c == 0 && continue_resident) {
             cg = resident_.cg.get();
+            recycle(*cg, opts.kept_directions);  // before the change: it decides how the change starts
             // M^{-1} depends on lambda: rebuilt from the cached eigenvalues, set in the same restart.
             LinearOperatorPtr pm =
                 circulant ? preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel)) : nullptr;
@@ -527,7 +528,6 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
                 cg->setWeightRecycling(1, penalty_weight, std::move(pm));
             else
                 cg->setPreconditioner(std::move(pm));
-            recycle(*cg, opts.kept_directions);
             result.warm_started = true;
         } else {
             owned = makeSolver(c);

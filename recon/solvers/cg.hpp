@@ -362,34 +362,32 @@ private:
         std::vector<std::complex<double>> y = cg_detail::solveGram(G, g, m);
         for (const auto& v : y)
             if (!std::isfinite(std::abs(v))) return;  // overflow in G: keep x, restart plainly
-        const std::complex<double> self_scale = 1.0 + y[self];
-        std::vector<std::complex<double>> others;
-        std::vector<const Vector*> vs;
+        // The moved x is made in x_c's storage, which then swaps with x: x_c becomes this change's
+        // starting iterate (the next change's x_c) with no temporary vectors. Likewise each product.
+        const bool has_xc = m > self + 1;
+        if (!has_xc) {
+            xc_ = space_.make(n_);  // zeroed
+            axc_.clear();
+            for (std::size_t i = 0; i < t; ++i) axc_.push_back(space_.make(n_));
+        }
+        const std::complex<double> xc_scale = has_xc ? y[self + 1] : 0.0;
+        std::vector<std::complex<double>> a{1.0 + y[self]};  // x's coefficient, then the directions'
+        std::vector<const Vector*> vs{&x_};
         std::vector<std::vector<const Vector*>> ps(t);
-        for (std::size_t j = 0; j < m; ++j) {
-            if (j == self) continue;
-            others.push_back(y[j]);
+        for (std::size_t i = 0; i < t; ++i) ps[i].push_back(&ax_[i]);
+        for (std::size_t j = 0; j < self; ++j) {
+            a.push_back(y[j]);
             vs.push_back(basis[j].v);
             for (std::size_t i = 0; i < t; ++i) ps[i].push_back(&(*basis[j].products)[i]);
         }
-        // The next change's x_c is this change's starting iterate: copied before x moves (the old
-        // x_c is read by the update).
-        Vector start = space_.make(n_);
-        space_.copy(x_, start);
-        std::vector<Vector> start_products;
+        space_.scale(xc_scale, xc_);
+        axpys(a, vs, xc_);
+        std::swap(x_, xc_);
         for (std::size_t i = 0; i < t; ++i) {
-            start_products.push_back(space_.make(n_));
-            space_.copy(ax_[i], start_products[i]);
+            space_.scale(xc_scale, axc_[i]);
+            axpys(a, ps[i], axc_[i]);
+            std::swap(ax_[i], axc_[i]);
         }
-        // x's own coefficient by a scale: no vector is on both sides of axpys.
-        space_.scale(self_scale, x_);
-        axpys(others, vs, x_);
-        for (std::size_t i = 0; i < t; ++i) {
-            space_.scale(self_scale, ax_[i]);
-            axpys(others, ps[i], ax_[i]);
-        }
-        xc_ = std::move(start);
-        axc_ = std::move(start_products);
         recombineResidual();
         forms_pending_ = true;
     }
