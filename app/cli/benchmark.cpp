@@ -65,6 +65,9 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
   --lambda-change LIST  instead: a lambda change (x2 and back), warm, on demo cases: iterations and
                      time until within 0.1 dB of the converged image's PSNR at the new lambda
   --data-weighting W (--lambda-change) uniform (default) | density
+  --kept-directions K  (--lambda-change) a lambda change starts from the best image in the span of
+                     the last iterate, the last change's start and the last K search directions
+                     (0: those two images only; -1: no recycling; default: the session's)
   --toeplitz GRIDS   instead: the CPU Toeplitz product (F^H F x on the 2N grid), pruned and
                      fused against whole FFTs, and its planning time (comma separated grids:
                      256x256,64x64x64,...; --iterations products each, default 60); then
@@ -996,7 +999,8 @@ int runBenchmark(const std::vector<std::string>& args) {
             return 0;
         }
     Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend",
-                       "toeplitz", "sparse", "priors", "whole", "lambda-change", "data-weighting"},
+                       "toeplitz", "sparse", "priors", "whole", "lambda-change", "data-weighting",
+                       "kept-directions"},
                 {"skip-slow", "retune", "no-cpu"});
     if (auto grids = a.maybe("toeplitz")) {
         runToeplitzTiming(*grids, a.integerIn("iterations", 60, 1, 10000));
@@ -1010,7 +1014,7 @@ int runBenchmark(const std::vector<std::string>& args) {
     if (auto cases = a.maybe("lambda-change")) {
         runLambdaChangeStudy(*cases, a.get("regularizers", "case"), parseBackendChoice(a.get("backend", "auto")), Precision::Single,
                              a.integerIn("iterations", 60, 1, 10000), parseDataWeighting(a.get("data-weighting", "uniform")),
-                             a.get("json", ""));
+                             a.integerIn("kept-directions", SolveOptions{}.kept_directions, -1, 64), a.get("json", ""));
         return 0;
     }
     if (auto cases = a.maybe("convergence")) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -75,7 +76,7 @@ std::string reachJson(const Reach& r) {
 // Solves until the record's PSNR reaches `target` (with `band` > 0: comes within `band` of it from
 // either side), or its relative residual o.tolerance (or `cap` iterations): the monitor cancels the
 // run at the next iteration.
-Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, double band = 0) {
+Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, double band = 0, ComplexArray* image = nullptr) {
     std::atomic<bool> stop{false};
     Reach r;
     o.iterations = cap;
@@ -97,9 +98,64 @@ Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, 
             }
         },
         &stop);
-    s.solve(o, monitor);
+    SolveResult result = s.solve(o, monitor);
     r.seconds = since(t0);
     r.cpu_seconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
+    if (image) *image = std::move(result.image);
+    return r;
+}
+
+// ||x - ref|| / ||ref|| (NaN when the sizes differ or ref is zero).
+double relativeDistance(const ComplexArray& x, const ComplexArray& ref) {
+    if (x.size() != ref.size() || ref.empty()) return std::numeric_limits<double>::quiet_NaN();
+    double d = 0, r = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        d += std::norm(x[i] - ref[i]);
+        r += std::norm(ref[i]);
+    }
+    return r > 0 ? std::sqrt(d / r) : std::numeric_limits<double>::quiet_NaN();
+}
+
+// A warm lambda change to two marks: the PSNR within `band` dB of the converged image's, and the
+// image within `distance` of it (relative; every iterate is compared, on the host, the comparison's
+// own time left out of the seconds). Runs until both are met or `cap` iterations.
+struct ChangeReach {
+    Reach band, close;
+    double distance = 0;  // at the last iteration
+};
+ChangeReach warmChange(ReconstructionSession& s, SolveOptions o, double target_psnr, double band, const ComplexArray& ref,
+                       double distance, int cap) {
+    std::atomic<bool> stop{false};
+    ChangeReach r;
+    o.iterations = cap;
+    o.snapshot_every = 1;
+    o.warm_start = true;
+    const auto t0 = Clock::now();
+    const std::clock_t c0 = std::clock();
+    double aside = 0, aside_cpu = 0;  // the comparisons' own time
+    int it = 0;
+    CallbackMonitor monitor(
+        [&](int, const IterationRecord& rec, const ComplexArray* image) {
+            const double t = since(t0) - aside, c = double(std::clock() - c0) / CLOCKS_PER_SEC - aside_cpu;
+            const auto a0 = Clock::now();
+            const std::clock_t ac0 = std::clock();
+            ++it;
+            for (Reach* x : {&r.band, &r.close}) {
+                if (x->reached) continue;
+                x->iterations = it;
+                x->psnr = rec.psnr_db;
+                x->seconds = t;
+                x->cpu_seconds = c;
+            }
+            if (std::abs(rec.psnr_db - target_psnr) <= band) r.band.reached = true;
+            if (image) r.distance = relativeDistance(*image, ref);
+            if (r.distance <= distance) r.close.reached = true;
+            if (r.band.reached && r.close.reached) stop = true;
+            aside += since(a0);
+            aside_cpu += double(std::clock() - ac0) / CLOCKS_PER_SEC;
+        },
+        &stop);
+    s.solve(o, monitor);
     return r;
 }
 
@@ -247,20 +303,26 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
 }
 
 void runLambdaChangeStudy(const std::string& cases, const std::string& regularizers, BackendChoice choice, Precision precision,
-                          int iterations, DataWeighting weighting, const std::string& json_path) {
+                          int iterations, DataWeighting weighting, int kept_directions, const std::string& json_path) {
     constexpr double kBand = 0.1;         // dB from the converged image's PSNR: "converged" (issue 17)
     constexpr double kConverged = 1e-4;   // the references' relative residual
+    constexpr double kDistance = 1e-2;    // ||x - x_ref|| / ||x_ref||: "converged" by the image itself
     std::string note;
     std::shared_ptr<Backend> backend = createBackend(choice, precision, &note);
     const std::string device = backend->info().describe();
-    std::printf("A lambda change, warm, %s, data term %s\n", device.c_str(), toString(weighting).c_str());
+    std::printf("A lambda change, warm, %s, data term %s, %d kept directions\n", device.c_str(), toString(weighting).c_str(),
+                kept_directions);
     std::printf("cold: a fresh session's %d iterations (whole: Q, F^H d, weights, CG); references: cold solves to a\n"
-                "relative residual of %g at 2 lambda and at lambda, the second left resident; then lambda x2 and back\n"
-                "(x0.5), warm, until the PSNR is within %.1f dB of the reference's ('>': not reached in %d iterations);\n"
-                "each cell: iterations, wall s, CPU s (all threads; M^{-1}'s rebuild included where there is one)\n\n",
-                iterations, kConverged, kBand, 2 * iterations);
-    std::printf("%-14s %-11s %7s | %-22s %7s | %7s %7s | %-22s | %-22s\n", "case", "prior", "lambda", "cold", "PSNR", "ref 2x",
-                "ref 1x", "lambda x2, warm", "lambda x0.5, warm");
+                "relative residual of %g at lambda/2, 2 lambda and lambda, the last left resident; then lambda x2, back\n"
+                "(x0.5) and on to lambda/2 (x0.5 again), warm, until the PSNR is within %.1f dB of the reference's\n"
+                "('>': not reached in %d iterations);\n"
+                "each cell: iterations, wall s, CPU s (all threads; M^{-1}'s rebuild included where there is one); 'close':\n"
+                "until ||x - x_ref|| / ||x_ref|| <= %g, x_ref the converged image at the new lambda ('refs': the two\n"
+                "references' distance, what the change moves)\n\n",
+                iterations, kConverged, kBand, 2 * iterations, kDistance);
+    std::printf("%-14s %-11s %7s | %-22s %7s | %7s %7s %7s %8s | %-22s | %-22s | %-22s | %-22s | %-22s | %-22s\n", "case", "prior",
+                "lambda", "cold", "PSNR", "ref 2x", "ref 1x", "ref .5x", "refs", "lambda x2, 0.1 dB", "lambda x2, close",
+                "lambda x0.5, 0.1 dB", "lambda x0.5, close", "on to x0.5, 0.1 dB", "on to x0.5, close");
     std::ostringstream json;
     json << "[";
     bool first = true;
@@ -275,6 +337,7 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
             if (isSparse(o.regularizer)) throw UsageError("--lambda-change: for the quadratic priors (--sparse measures the others)");
             o.lambda = reg == spec.regularizer ? spec.lambda : (o.regularizer == RegularizerKind::AnatomicalFiniteDifference ? 30 : 0.2);
             o.weighting = weighting;
+            o.kept_directions = kept_directions;
             ReconstructionSession s(backend);
             s.setDataset(data);
             Reach cold = solveTo(s, o, 1e300, iterations);
@@ -282,23 +345,34 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
             SolveOptions ref = o;
             ref.tolerance = kConverged;
             ref.lambda = 2 * o.lambda;
-            const Reach ref2 = solveTo(s, ref, 1e300, 20 * iterations);
+            ComplexArray x_ref2, x_ref1, x_refh;
+            ref.lambda = 0.5 * o.lambda;
+            const Reach refh = solveTo(s, ref, 1e300, 20 * iterations, 0, &x_refh);
+            ref.lambda = 2 * o.lambda;
+            const Reach ref2 = solveTo(s, ref, 1e300, 20 * iterations, 0, &x_ref2);
             ref.lambda = o.lambda;
-            const Reach ref1 = solveTo(s, ref, 1e300, 20 * iterations);  // resident: the converged image at lambda
+            const Reach ref1 = solveTo(s, ref, 1e300, 20 * iterations, 0, &x_ref1);  // resident: the converged image at lambda
             SolveOptions warm = o;
-            warm.warm_start = true;
             warm.lambda = 2 * o.lambda;
-            const Reach up = solveTo(s, warm, ref2.psnr, 2 * iterations, kBand);
+            const ChangeReach up = warmChange(s, warm, ref2.psnr, kBand, x_ref2, kDistance, 2 * iterations);
             warm.lambda = o.lambda;
-            const Reach down = solveTo(s, warm, ref1.psnr, 2 * iterations, kBand);
-            std::printf("%-14s %-11s %7.3g | %s %7.2f | %7.2f %7.2f | %s | %s\n", name.c_str(), reg.c_str(), o.lambda,
-                        cellWithCpu(cold).c_str(), cold.psnr, ref2.psnr, ref1.psnr, cellWithCpu(up).c_str(), cellWithCpu(down).c_str());
+            const ChangeReach down = warmChange(s, warm, ref1.psnr, kBand, x_ref1, kDistance, 2 * iterations);
+            warm.lambda = 0.5 * o.lambda;  // on to a lambda not solved in this session's warm path
+            const ChangeReach on = warmChange(s, warm, refh.psnr, kBand, x_refh, kDistance, 2 * iterations);
+            std::printf("%-14s %-11s %7.3g | %s %7.2f | %7.2f %7.2f %7.2f %8.2e | %s | %s | %s | %s | %s | %s\n", name.c_str(), reg.c_str(),
+                        o.lambda, cellWithCpu(cold).c_str(), cold.psnr, ref2.psnr, ref1.psnr, refh.psnr, relativeDistance(x_ref1, x_ref2),
+                        cellWithCpu(up.band).c_str(), cellWithCpu(up.close).c_str(), cellWithCpu(down.band).c_str(),
+                        cellWithCpu(down.close).c_str(), cellWithCpu(on.band).c_str(), cellWithCpu(on.close).c_str());
             std::fflush(stdout);
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                  << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
                  << ",\"weighting\":" << jsonString(toString(weighting)) << ",\"band_db\":" << jsonNumber(kBand)
                  << ",\"cold\":" << reachJson(cold) << ",\"reference_2x\":" << reachJson(ref2) << ",\"reference_1x\":" << reachJson(ref1)
-                 << ",\"lambda_x2\":" << reachJson(up) << ",\"lambda_x05\":" << reachJson(down) << ",\"device\":" << jsonString(device) << "}";
+                 << ",\"kept_directions\":" << kept_directions << ",\"distance_target\":" << jsonNumber(kDistance)
+                 << ",\"references_distance\":" << jsonNumber(relativeDistance(x_ref1, x_ref2)) << ",\"lambda_x2\":" << reachJson(up.band)
+                 << ",\"lambda_x2_close\":" << reachJson(up.close) << ",\"lambda_x05\":" << reachJson(down.band)
+                 << ",\"lambda_x05_close\":" << reachJson(down.close) << ",\"reference_05x\":" << reachJson(refh)
+                 << ",\"lambda_x05_on\":" << reachJson(on.band) << ",\"lambda_x05_on_close\":" << reachJson(on.close) << ",\"device\":" << jsonString(device) << "}";
             first = false;
         }
     }

@@ -21,9 +21,10 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
 // `reconstudio-cli benchmark --lambda-change CASES`: issue 17's lambda change at a case's size, as
 // printed rows. Per case and quadratic prior: a fresh session's cold solve, converged references
 // at 2 lambda and lambda, then lambda x2 and back, warm, until the PSNR is within 0.1 dB of the
-// converged image's at the new lambda: iterations, wall and CPU seconds.
+// converged image's at the new lambda: iterations, wall and CPU seconds, and the distance to that
+// image. CG keeps `kept_directions` search directions for the change (SolveOptions::kept_directions).
 void runLambdaChangeStudy(const std::string& cases, const std::string& regularizers, BackendChoice backend, Precision precision,
-                          int iterations, DataWeighting weighting, const std::string& json_path);
+                          int iterations, DataWeighting weighting, int kept_directions, const std::string& json_path);
 
 // `reconstudio-cli benchmark --sparse CASES`: the sparse priors' speed targets (issue 13), as
 // printed rows. Per case and prior (tv: ADMM; wavelet: FISTA and POGM), the PSNR after `reference`

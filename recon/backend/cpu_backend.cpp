@@ -182,6 +182,33 @@ struct CpuSpace {
             py[2 * i + 1] = dr * xi + di * xr;
         }
     }
+    // y += sum_k a_k x_k (complex a_k) in one pass over y.
+    void axpys(const std::vector<std::complex<double>>& a, const std::vector<const Vector*>& xs, Vector& y) const {
+        T* py = reinterpret_cast<T*>(y.data());
+        const std::int64_t n = std::int64_t(y.size());
+        constexpr std::size_t kMax = 8;
+        for (std::size_t first = 0; first < xs.size(); first += kMax) {
+            const int k = int(std::min(kMax, xs.size() - first));
+            const T* px[kMax] = {};
+            T ar[kMax] = {}, ai[kMax] = {};
+            for (int j = 0; j < k; ++j) {
+                px[j] = reinterpret_cast<const T*>(xs[first + j]->data());
+                ar[j] = T(a[first + j].real());
+                ai[j] = T(a[first + j].imag());
+            }
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+            for (std::int64_t i = 0; i < n; ++i) {
+                T re = py[2 * i], im = py[2 * i + 1];
+                for (int j = 0; j < k; ++j) {
+                    const T xr = px[j][2 * i], xi = px[j][2 * i + 1];
+                    re += ar[j] * xr - ai[j] * xi;
+                    im += ar[j] * xi + ai[j] * xr;
+                }
+                py[2 * i] = re;
+                py[2 * i + 1] = im;
+            }
+        }
+    }
     void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) const {
         const std::int64_t n = 2 * std::int64_t(y.size());
         T* py = reinterpret_cast<T*>(y.data());
@@ -314,6 +341,15 @@ public:
         HostVector<T>& yv = values<T>(y);
         if (dv.size() != xv.size() || yv.size() != xv.size()) throw InputError("multiply: vectors of different lengths");
         ops_.multiply(dv, xv, yv, conjugate_d);
+    }
+    void axpys(const std::vector<cdouble>& a, const std::vector<const Vector*>& xs, Vector& y) override {
+        if (a.size() != xs.size()) throw InputError("axpys: " + std::to_string(a.size()) + " scalars for " + std::to_string(xs.size()) + " vectors");
+        std::vector<const HostVector<T>*> h;
+        for (const Vector* x : xs) {
+            if (x->size() != y.size()) throw InputError("axpys: vectors of different lengths");
+            h.push_back(&values<T>(*x));
+        }
+        ops_.axpys(a, h, values<T>(y));
     }
     cdouble dot(const Vector& a, const Vector& b) override { return ops_.dot(values<T>(a), values<T>(b)); }
     std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) override {

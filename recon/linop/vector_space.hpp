@@ -71,6 +71,21 @@ public:
     // a^H b_k for several b_k in one pass over a (one round trip on a GPU).
     virtual std::vector<cdouble> dots(const Vector& a, const std::vector<const Vector*>& bs) = 0;
     virtual double axpyNorm2(double a, const Vector& x, Vector& y) = 0;     // y += a x; returns ||y||^2
+    // y += sum_k a_k x_k with complex a_k (a solver's step in a small basis, e.g. CG's kept
+    // directions). Here: two real combinations and a scale; a backend may do it in one pass.
+    virtual void axpys(const std::vector<cdouble>& a, const std::vector<const Vector*>& xs, Vector& y) {
+        std::vector<double> re, im;
+        for (const cdouble& v : a) {
+            re.push_back(v.real());
+            im.push_back(v.imag());
+        }
+        Vector t = make(y.size());
+        combine(re, xs, t);
+        axpy(1.0, t, y);
+        combine(im, xs, t);
+        scale(cdouble(0, 1), t);
+        axpy(1.0, t, y);
+    }
     // a_k^H b_k for several pairs of equal-length vectors in one pass (one round trip on a GPU, where
     // every reduction that the host waits for stalls the queue): a solver's scalars of one step at once.
     // Here: one dot() per pair; the backends fuse them.

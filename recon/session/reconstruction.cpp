@@ -444,6 +444,16 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
     }
 }
 
+namespace {
+// SolveOptions::kept_directions: < 0 no recycling, else a ring of that many directions.
+void recycle(NormalEquationsCg& cg, int kept_directions) {
+    if (kept_directions < 0)
+        cg.stopRecycling();
+    else
+        cg.keepDirections(std::size_t(kept_directions));
+}
+}  // namespace
+
 SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
     if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
@@ -495,6 +505,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
             std::move(terms), weighted ? *weightedAdjoint(weighted_fhd_, c, m, w, adjoint_progress) : *adjointData(c, m, adjoint_progress), dn);
         if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
         if (circulant) cg->setPreconditioner(preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
+        if (d.coils == 1) recycle(*cg, opts.kept_directions);
         return cg;
     };
 
@@ -509,11 +520,12 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         NormalEquationsCg* cg = nullptr;
         if (c == 0 && continue_resident) {
             cg = resident_.cg.get();
+            recycle(*cg, opts.kept_directions);  // before the change: it decides how the change starts
             // M^{-1} depends on lambda: rebuilt from the cached eigenvalues, set in the same restart.
             LinearOperatorPtr pm =
                 circulant ? preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel)) : nullptr;
             if (cg->terms() > 1)
-                cg->setWeight(1, penalty_weight, std::move(pm));
+                cg->setWeightRecycling(1, penalty_weight, std::move(pm));
             else
                 cg->setPreconditioner(std::move(pm));
             result.warm_started = true;

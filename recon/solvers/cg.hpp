@@ -14,6 +14,8 @@
 // round trip to the host, so one pass for several scalars matters):
 //   std::vector<std::complex<double>> dotPairs(const std::vector<std::pair<const Vector*, const Vector*>>&);
 //                                                           // a_k^H b_k: one step's scalars in one pass
+//   void axpys(const std::vector<std::complex<double>>& a, const std::vector<const Vector*>& xs, Vector& y);
+//                                                           // y += sum_k a_k x_k (complex a_k), one pass
 // Header-only and C++17 so the CUDA backend instantiates it with device vectors.
 #pragma once
 
@@ -36,6 +38,52 @@ template <class S>
 struct HasDotPairs<S, std::void_t<decltype(std::declval<S&>().dotPairs(
                           std::declval<const std::vector<std::pair<const typename S::Vector*, const typename S::Vector*>>&>()))>>
     : std::true_type {};
+template <class S, class = void>
+struct HasAxpys : std::false_type {};
+template <class S>
+struct HasAxpys<S, std::void_t<decltype(std::declval<S&>().axpys(std::declval<const std::vector<std::complex<double>>&>(),
+                                                                std::declval<const std::vector<const typename S::Vector*>&>(),
+                                                                std::declval<typename S::Vector&>()))>> : std::true_type {};
+
+// Solves G y = g for a small Hermitian positive semidefinite G (m x m, row-major) by Cholesky,
+// leaving out (y_j = 0) each column whose pivot falls below `drop` times its diagonal: a direction
+// that is (nearly) a combination of earlier ones in G's inner product adds nothing but rounding.
+inline std::vector<std::complex<double>> solveGram(std::vector<std::complex<double>> G, std::vector<std::complex<double>> g,
+                                                   std::size_t m, double drop = 1e-6) {
+    std::vector<bool> kept(m, false);
+    for (std::size_t j = 0; j < m; ++j) {  // in place: G's lower triangle becomes L (kept columns only)
+        const double diag = G[j * m + j].real();
+        double d = diag;
+        for (std::size_t k = 0; k < j; ++k)
+            if (kept[k]) d -= std::norm(G[j * m + k]);
+        if (!(diag > 0) || !(d > drop * diag) || !std::isfinite(d)) continue;
+        kept[j] = true;
+        const double l = std::sqrt(d);
+        G[j * m + j] = l;
+        for (std::size_t i = j + 1; i < m; ++i) {
+            std::complex<double> v = G[i * m + j];
+            for (std::size_t k = 0; k < j; ++k)
+                if (kept[k]) v -= G[i * m + k] * std::conj(G[j * m + k]);
+            G[i * m + j] = v / l;
+        }
+    }
+    for (std::size_t i = 0; i < m; ++i) {  // L z = g
+        if (!kept[i]) continue;
+        for (std::size_t k = 0; k < i; ++k)
+            if (kept[k]) g[i] -= G[i * m + k] * g[k];
+        g[i] /= G[i * m + i].real();
+    }
+    for (std::size_t i = m; i-- > 0;) {  // L^H y = z
+        if (!kept[i]) {
+            g[i] = 0;
+            continue;
+        }
+        for (std::size_t k = i + 1; k < m; ++k)
+            if (kept[k]) g[i] -= std::conj(G[k * m + i]) * g[k];
+        g[i] /= G[i * m + i].real();
+    }
+    return g;
+}
 }  // namespace cg_detail
 
 // Scalars the solver reports after each iteration.
@@ -142,14 +190,7 @@ public:
     // where a restart's operator applications would cost a step each).
     void reweight(std::size_t term, double w) {
         terms_[term].weight = w;
-        std::vector<double> ws{1.0};
-        std::vector<const Vector*> xs{&b_};
-        for (std::size_t i = 0; i < terms_.size(); ++i) {
-            ws.push_back(-terms_[i].weight);
-            xs.push_back(&ax_[i]);
-        }
-        space_.combine(ws, xs, r_);
-        rr_ = space_.dot(r_, r_).real();
+        recombineResidual();
         resetDirection();
         stats_ = CgStats{};
         updateStats();
@@ -168,6 +209,45 @@ public:
     }
     bool preconditioned() const { return bool(precondition_); }
     double weight(std::size_t term) const { return terms_[term].weight; }
+
+    // Recycle for weight changes: keep the last k search directions p with their products A_i p
+    // (which every step computes anyway): (1 + terms) vectors each, one copy per step; and, from the
+    // first recycled change on, x_c with its products. A weight change by setWeightRecycling then
+    // starts from the best iterate in their span. k = 0: x and x_c only; the same k again keeps
+    // what is held.
+    void keepDirections(std::size_t k) {
+        recycling_ = true;
+        if (k == kept_.size()) return;  // the same ring: what it holds stays
+        kept_.clear();
+        kept_.resize(k);
+        kept_count_ = kept_next_ = 0;
+    }
+    // No recycling: setWeightRecycling is reweight() with a preconditioner; nothing is kept.
+    void stopRecycling() {
+        recycling_ = false;
+        kept_.clear();
+        kept_count_ = kept_next_ = 0;
+        xc_ = Vector{};
+        axc_.clear();
+    }
+    std::size_t keptDirections() const { return kept_count_; }
+
+    // A weight change (lambda) that applies no operator: the residual b - sum_i w_i A_i x is
+    // recombined from the products A_i x that CG keeps, and (with keepDirections(k > 0)) x moves to
+    // the Galerkin solution at the new weights in the span of the kept directions P, x itself and
+    // x_c, the iterate where the previous such change began (galerkinCorrection: a few (k+2)^2
+    // inner products, no operator). The directions of the solves before (the last lambda change's
+    // above all) span much of the change a new lambda asks for, and x_c holds an earlier lambda's
+    // image for a change back. CG then restarts its direction from there with `preconditioner`.
+    void setWeightRecycling(std::size_t term, double w, Apply preconditioner) {
+        terms_[term].weight = w;
+        precondition_ = std::move(preconditioner);
+        recombineResidual();
+        if (recycling_) galerkinCorrection();
+        resetDirection();
+        stats_ = CgStats{};
+        updateStats();
+    }
 
     // One iteration. Returns false (and does nothing) once the residual is zero.
     bool step() {
@@ -192,6 +272,7 @@ public:
         space_.axpy(alpha, p_, x_);
         for (std::size_t i = 0; i < terms_.size(); ++i) space_.axpy(alpha, tp_[i], ax_[i]);
         space_.axpy(-alpha, ap_, r_);
+        keepDirection();
         if (precondition_) precondition_(r_, z_);
         ++stats_.iteration;
         // ||r||^2 and r^H M^{-1} r in one pass (one round trip on a GPU).
@@ -212,6 +293,124 @@ public:
     Space& space() { return space_; }
 
 private:
+    // r = b - sum_i w_i A_i x from the kept products; rr = ||r||^2.
+    void recombineResidual() {
+        std::vector<double> ws{1.0};
+        std::vector<const Vector*> xs{&b_};
+        for (std::size_t i = 0; i < terms_.size(); ++i) {
+            ws.push_back(-terms_[i].weight);
+            xs.push_back(&ax_[i]);
+        }
+        space_.combine(ws, xs, r_);
+        rr_ = space_.dot(r_, r_).real();
+    }
+
+    struct KeptDirection {
+        Vector p;
+        std::vector<Vector> products;  // A_i p per term
+    };
+    // After a step: p and its products A_i p (tp_) into the ring; the products are swapped in, not
+    // copied (tp_ is overwritten by the next step anyway).
+    void keepDirection() {
+        if (kept_.empty()) return;
+        KeptDirection& slot = kept_[kept_next_];
+        if (slot.p.size() != n_) {
+            slot.p = space_.make(n_);
+            slot.products.clear();
+            for (std::size_t i = 0; i < terms_.size(); ++i) slot.products.push_back(space_.make(n_));
+        }
+        space_.copy(p_, slot.p);
+        for (std::size_t i = 0; i < terms_.size(); ++i) std::swap(slot.products[i], tp_[i]);
+        kept_next_ = (kept_next_ + 1) % kept_.size();
+        kept_count_ = std::min(kept_count_ + 1, kept_.size());
+    }
+
+    // x += P y + c x with (B^H A B) [y; c] = B^H r, B = [P, x, x_c] (x_c: the iterate where the last
+    // recycled change began, so going back towards an earlier lambda finds its image again), A at
+    // the current weights; A_i x and r follow from the kept products. The Gram matrix's entries per
+    // term and B^H r in fused passes.
+    void galerkinCorrection() {
+        const std::size_t t = terms_.size();
+        struct Column {
+            const Vector* v;
+            const std::vector<Vector>* products;
+        };
+        std::vector<Column> basis;
+        for (std::size_t j = 0; j < kept_count_; ++j) basis.push_back({&kept_[j].p, &kept_[j].products});
+        basis.push_back({&x_, &ax_});
+        if (xc_.size() == n_) basis.push_back({&xc_, &axc_});
+        const std::size_t m = basis.size(), self = kept_count_;  // basis[self] is x itself
+        std::vector<std::pair<const Vector*, const Vector*>> pairs;
+        for (std::size_t j = 0; j < m; ++j) {
+            pairs.push_back({basis[j].v, &r_});
+            for (std::size_t l = j; l < m; ++l)
+                for (std::size_t i = 0; i < t; ++i) pairs.push_back({basis[j].v, &(*basis[l].products)[i]});
+        }
+        const std::vector<std::complex<double>> d = dotPairs(pairs);
+        std::vector<std::complex<double>> G(m * m), g(m);
+        std::size_t k = 0;
+        for (std::size_t j = 0; j < m; ++j) {
+            g[j] = d[k++];
+            for (std::size_t l = j; l < m; ++l) {
+                std::complex<double> v = 0;
+                for (std::size_t i = 0; i < t; ++i) v += terms_[i].weight * d[k++];
+                G[j * m + l] = v;
+                G[l * m + j] = std::conj(v);
+            }
+        }
+        for (std::size_t j = 0; j < m; ++j) G[j * m + j] = G[j * m + j].real();  // Hermitian: a real diagonal
+        std::vector<std::complex<double>> y = cg_detail::solveGram(G, g, m);
+        for (const auto& v : y)
+            if (!std::isfinite(std::abs(v))) return;  // overflow in G: keep x, restart plainly
+        // The moved x is made in x_c's storage, which then swaps with x: x_c becomes this change's
+        // starting iterate (the next change's x_c) with no temporary vectors. Likewise each product.
+        const bool has_xc = m > self + 1;
+        if (!has_xc) {
+            xc_ = space_.make(n_);  // zeroed
+            axc_.clear();
+            for (std::size_t i = 0; i < t; ++i) axc_.push_back(space_.make(n_));
+        }
+        const std::complex<double> xc_scale = has_xc ? y[self + 1] : 0.0;
+        std::vector<std::complex<double>> a{1.0 + y[self]};  // x's coefficient, then the directions'
+        std::vector<const Vector*> vs{&x_};
+        std::vector<std::vector<const Vector*>> ps(t);
+        for (std::size_t i = 0; i < t; ++i) ps[i].push_back(&ax_[i]);
+        for (std::size_t j = 0; j < self; ++j) {
+            a.push_back(y[j]);
+            vs.push_back(basis[j].v);
+            for (std::size_t i = 0; i < t; ++i) ps[i].push_back(&(*basis[j].products)[i]);
+        }
+        space_.scale(xc_scale, xc_);
+        axpys(a, vs, xc_);
+        std::swap(x_, xc_);
+        for (std::size_t i = 0; i < t; ++i) {
+            space_.scale(xc_scale, axc_[i]);
+            axpys(a, ps[i], axc_[i]);
+            std::swap(ax_[i], axc_[i]);
+        }
+        recombineResidual();
+        forms_pending_ = true;
+    }
+
+    // y += sum_k a_k x_k: the space's one pass, or two real combinations and i times the second.
+    void axpys(const std::vector<std::complex<double>>& a, const std::vector<const Vector*>& xs, Vector& y) {
+        if constexpr (cg_detail::HasAxpys<Space>::value) {
+            space_.axpys(a, xs, y);
+        } else {
+            std::vector<double> re, im;
+            for (const auto& v : a) {
+                re.push_back(v.real());
+                im.push_back(v.imag());
+            }
+            Vector tmp = space_.make(n_);
+            space_.combine(re, xs, tmp);
+            space_.axpy(1.0, tmp, y);
+            space_.combine(im, xs, tmp);
+            space_.scale(std::complex<double>(0, 1), tmp);
+            space_.axpy(1.0, tmp, y);
+        }
+    }
+
     void applyTerms(const Vector& in, std::vector<Vector>& parts, Vector& sum) {
         std::vector<double> w;
         std::vector<const Vector*> xs;
@@ -310,6 +509,11 @@ private:
     Vector ref_{};
     Apply precondition_;
     Vector z_{};  // M^{-1} r, made with the first preconditioner
+    std::vector<KeptDirection> kept_;  // keepDirections' ring
+    Vector xc_{};                      // the iterate where the last recycled change began
+    std::vector<Vector> axc_;          // and its products A_i x_c
+    std::size_t kept_count_ = 0, kept_next_ = 0;
+    bool recycling_ = false;
     bool has_ref_ = false;
     double ref_norm2_ = 0;
     double bnorm2_ = 0, rr_ = 0, rz_ = 0;  // ||b||^2, ||r||^2, r^H M^{-1} r (= rr_ without M)

@@ -19,6 +19,7 @@ struct OperatorSpace {
     cdouble dot(const Vector& a, const Vector& b) { return s->dot(a, b); }
     std::vector<cdouble> dotPairs(const std::vector<VectorSpace::VectorPair>& pairs) { return s->dotPairs(pairs); }
     void axpy(double a, const Vector& x, Vector& y) { s->axpy(a, x, y); }
+    void axpys(const std::vector<cdouble>& a, const std::vector<const Vector*>& xs, Vector& y) { s->axpys(a, xs, y); }
     void scale(cdouble a, Vector& y) { s->scale(a, y); }
     void xpby(const Vector& x, double b, Vector& y) { s->xpby(x, b, y); }
     void combine(const std::vector<double>& w, const std::vector<const Vector*>& xs, Vector& y) { s->combine(w, xs, y); }
@@ -151,6 +152,16 @@ void NormalEquationsCg::setWeight(std::size_t term, double weight, LinearOperato
     impl_->preconditioner = std::move(preconditioner);
     impl_->cg->setWeight(term, weight, std::move(apply));
 }
+void NormalEquationsCg::setWeightRecycling(std::size_t term, double weight, LinearOperatorPtr preconditioner) {
+    if (term >= impl_->terms.size()) throw InputError("CG: no term " + std::to_string(term));
+    if (!std::isfinite(weight) || weight < 0) throw InputError("CG: a weight must be a finite number >= 0");
+    auto apply = preconditionerApply(preconditioner, space_, n_);
+    impl_->preconditioner = std::move(preconditioner);
+    impl_->cg->setWeightRecycling(term, weight, std::move(apply));
+}
+void NormalEquationsCg::keepDirections(std::size_t k) { impl_->cg->keepDirections(k); }
+void NormalEquationsCg::stopRecycling() { impl_->cg->stopRecycling(); }
+std::size_t NormalEquationsCg::keptDirections() const { return impl_->cg->keptDirections(); }
 void NormalEquationsCg::setPreconditioner(LinearOperatorPtr preconditioner) {
     auto apply = preconditionerApply(preconditioner, space_, n_);
     impl_->preconditioner = std::move(preconditioner);

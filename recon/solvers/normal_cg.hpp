@@ -51,6 +51,16 @@ public:
     void reweight(std::size_t term, double weight);
     // The same with the preconditioner made for the new weights (null: none), in one restart.
     void setWeight(std::size_t term, double weight, LinearOperatorPtr preconditioner);
+    // Recycle for setWeightRecycling: keep the last k search directions with their products (1 + terms()
+    // vectors each) and the iterate where the last recycled change began (1 + terms() vectors); k = 0:
+    // that iterate only. Off by default and after stopRecycling().
+    void keepDirections(std::size_t k);
+    void stopRecycling();
+    std::size_t keptDirections() const;  // how many are held now (<= k)
+    // A weight change (lambda) without applying any operator: the residual from the products CG
+    // keeps, then (recycling) the Galerkin solution in the kept vectors' span at the new weights (recon/solvers/cg.hpp);
+    // the iteration count restarts. The same solution as setWeight, in fewer iterations.
+    void setWeightRecycling(std::size_t term, double weight, LinearOperatorPtr preconditioner);
     // M^{-1}, an approximate inverse of sum_i w_i A_i^H A_i (Hermitian positive definite, its
     // forward applied; null: none). CG restarts its direction from the current iterate; the
     // records' residual stays ||b - A x|| / ||b||, comparable with and without one.

@@ -142,3 +142,40 @@ TEST(DensityWeightedSolve, RefusesSparsePriorsWithAMessage) {
 }
 
 }  // namespace
+
+// With kept directions (SolveOptions::kept_directions) the session's lambda changes, there and back,
+// end at each lambda's dense solution, both data terms, with and without the circulant preconditioner.
+TEST(DensityWeightedSolve, RecycledLambdaChangesEndAtTheDenseSolutions) {
+    ReconstructionSession s(createCpuBackend(Precision::Double));
+    auto d = smallRadial(7);
+    s.setDataset(d);
+    const std::vector<double> w = s.densityWeights(s.weightingDensityMethod());
+    const std::vector<double> ones(d->samples(), 1.0);
+    const std::vector<double> lambdas{0.1, 0.05, 0.2};
+    for (const DataWeighting weighting : {DataWeighting::Density, DataWeighting::Uniform}) {
+        std::vector<ComplexArray> expected;
+        for (const double lambda : lambdas)
+            expected.push_back(
+                denseWeightedSolution(*d, weighting == DataWeighting::Density ? w : ones, RegularizerKind::FiniteDifference, lambda).first);
+        for (const PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
+            SolveOptions o = weighted(RegularizerKind::FiniteDifference, 0.05);
+            o.weighting = weighting;
+            o.preconditioner = pk;
+            o.kept_directions = 8;
+            o.iterations = 12;
+            o.tolerance = 0;
+            s.solve(o);
+            for (std::size_t k = 0; k < lambdas.size(); ++k) {
+                const double lambda = lambdas[k];
+                o.lambda = lambda;
+                o.warm_start = true;
+                o.iterations = 2000;
+                o.tolerance = 1e-12;
+                const SolveResult r = s.solve(o);
+                EXPECT_TRUE(r.warm_started);
+                EXPECT_LT(relativeError(r.image, expected[k]), 1e-8)
+                    << toString(weighting) << ", " << (pk == PreconditionerKind::None ? "plain" : "circulant") << ", lambda " << lambda;
+            }
+        }
+    }
+}

@@ -145,6 +145,7 @@ TEST(Session, LambdaChangeContinuesTheResidentSolveAndColdSolvesRepeat) {
     o.lambda = 0.03;
     o.iterations = 5;
     o.warm_start = true;
+    o.kept_directions = -1;  // no recycling: the plain restart (recycled changes: test_density_weighted_solve.cpp)
     const SolveResult warm = s.solve(o);
     EXPECT_TRUE(warm.warm_started);
     EXPECT_EQ(warm.total_iterations, 25);

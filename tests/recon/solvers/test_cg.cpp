@@ -365,3 +365,186 @@ TEST(ConjugateGradient, ScaledStartUsesTheLeastSquaresScalar) {
 }
 
 }  // namespace
+
+namespace {
+
+// HostSpace with the one-pass complex combination (the fallback builds it from combine and scale).
+struct AxpysHostSpace : HostSpace {
+    int axpysCalls = 0;
+    void axpys(const std::vector<std::complex<double>>& a, const std::vector<const Vector*>& xs, Vector& y) {
+        ++axpysCalls;
+        for (std::size_t k = 0; k < xs.size(); ++k)
+            for (std::size_t i = 0; i < y.size(); ++i) y[i] += a[k] * (*xs[k])[i];
+    }
+};
+
+Matrix weightedSum(const Matrix& a, const Matrix& b, double w) {
+    Matrix s = a;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        for (std::size_t j = 0; j < a.size(); ++j) s[i][j] += w * b[i][j];
+    return s;
+}
+
+ComplexArray times(const Matrix& a, const ComplexArray& x) {
+    ComplexArray y(x.size());
+    matvec(a)(x, y);
+    return y;
+}
+
+// (x - x*)^H A (x - x*): the energy norm of the error that CG and a Galerkin step minimise.
+double energyError(const Matrix& a, const ComplexArray& x, const ComplexArray& exact) {
+    ComplexArray e(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) e[i] = x[i] - exact[i];
+    return inner(e, times(a, e)).real();
+}
+
+// A recycled weight change against a dense computation of what it promises: the Galerkin solution
+// in the span of the last k directions at the new weight, no operator applied, an energy error no
+// larger than the plain warm start's, and CG from there ends at the new weight's dense solution.
+template <class Space>
+void checkRecycledWeightChange(Space& space, bool preconditioned) {
+    const int n = 40, steps = 9;
+    const std::size_t k = 6;
+    const Matrix a = randomHpd(n, 21, 0.05), b = randomHpd(n, 22, 0.5);
+    const ComplexArray rhs = randomComplex(n, 23);
+    std::vector<ComplexArray> directions;  // every vector term "b" is applied to: CG's directions
+    int applications = 0;
+    auto recorded = [&](const Matrix& m, bool record) {
+        auto f = matvec(m);
+        return [f, record, &directions, &applications](const ComplexArray& in, ComplexArray& out) {
+            ++applications;
+            if (record) directions.push_back(in);
+            f(in, out);
+        };
+    };
+    using Cg = ConjugateGradient<Space>;
+    Cg cg(space, {{"a", 1.0, recorded(a, false)}, {"b", 0.1, recorded(b, true)}}, rhs, n);
+    auto inverseDiag = [](const Matrix& m) {
+        return [m](const ComplexArray& in, ComplexArray& out) {
+            for (std::size_t i = 0; i < m.size(); ++i) out[i] = in[i] / m[i][i];
+        };
+    };
+    if (preconditioned) cg.setPreconditioner(inverseDiag(weightedSum(a, b, 0.1)));
+    cg.keepDirections(k);
+    for (int i = 0; i < steps; ++i) ASSERT_TRUE(cg.step());
+    ASSERT_EQ(cg.keptDirections(), k);
+    const ComplexArray before = cg.solution();
+
+    // The Galerkin solution by dense algebra: x + B y, (B^H A B) y = B^H (b - A x), B = [P, x, x_c].
+    auto galerkin = [&](const Matrix& am, const ComplexArray& x, std::vector<ComplexArray> basis) {
+        ComplexArray r = times(am, x);
+        for (int i = 0; i < n; ++i) r[i] = rhs[i] - r[i];
+        const std::size_t m = basis.size();
+        Matrix g(m, std::vector<cdouble>(m));
+        ComplexArray br(m);
+        for (std::size_t j = 0; j < m; ++j) {
+            const ComplexArray ab = times(am, basis[j]);
+            for (std::size_t l = 0; l < m; ++l) g[l][j] = inner(basis[l], ab);
+            br[j] = inner(basis[j], r);
+        }
+        const ComplexArray y = gaussSolve(g, br);
+        ComplexArray out = x;
+        for (std::size_t j = 0; j < m; ++j)
+            for (int i = 0; i < n; ++i) out[i] += y[j] * basis[j][i];
+        return out;
+    };
+    auto lastDirections = [&] { return std::vector<ComplexArray>(directions.end() - k, directions.end()); };
+    auto trueResidual = [&](const Matrix& am, const ComplexArray& x) {
+        ComplexArray r = times(am, x);
+        for (int i = 0; i < n; ++i) r[i] = rhs[i] - r[i];
+        return std::sqrt(inner(r, r).real() / inner(rhs, rhs).real());
+    };
+
+    const double w2 = 0.4;
+    const Matrix a1 = weightedSum(a, b, 0.1), a2 = weightedSum(a, b, w2);
+    const ComplexArray exact = gaussSolve(a2, rhs);
+    std::vector<ComplexArray> basis = lastDirections();
+    basis.push_back(before);
+    const ComplexArray expected = galerkin(a2, before, basis);
+    int applied = applications;
+    if (preconditioned)
+        cg.setWeightRecycling(1, w2, inverseDiag(a2));
+    else
+        cg.setWeightRecycling(1, w2, {});
+    EXPECT_EQ(applications, applied) << "a recycled weight change applies no operator";
+    EXPECT_EQ(cg.stats().iteration, 0);
+    EXPECT_LT(relativeError(cg.solution(), expected), 1e-9);
+    EXPECT_LT(energyError(a2, cg.solution(), exact), 0.5 * energyError(a2, before, exact));
+    // The residual it reports is the true one of the moved iterate.
+    EXPECT_NEAR(cg.stats().residual, trueResidual(a2, cg.solution()), 1e-10);
+
+    // Three steps, then back to the first weight: the basis now also holds the iterate where the
+    // first change began.
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(cg.step());
+    const ComplexArray mid = cg.solution();
+    basis = lastDirections();
+    basis.push_back(mid);
+    basis.push_back(before);
+    const ComplexArray back = galerkin(a1, mid, basis);
+    applied = applications;
+    cg.setWeightRecycling(1, 0.1, {});
+    EXPECT_EQ(applications, applied);
+    EXPECT_LT(relativeError(cg.solution(), back), 1e-9);
+    EXPECT_NEAR(cg.stats().residual, trueResidual(a1, cg.solution()), 1e-10);
+    // At least as close to the first weight's solution as the iterate the change back started from.
+    const ComplexArray exact1 = gaussSolve(a1, rhs);
+    EXPECT_LE(energyError(a1, cg.solution(), exact1), energyError(a1, before, exact1) * (1 + 1e-9));
+
+    // CG from there ends at that weight's dense solution.
+    for (int i = 0; i < 400 && cg.stats().residual > 1e-13 && cg.step(); ++i) {
+    }
+    EXPECT_LT(relativeError(cg.solution(), exact1), 1e-9);
+}
+
+}  // namespace
+
+TEST(ConjugateGradient, RecycledWeightChangeIsTheGalerkinSolutionInTheKeptDirections) {
+    HostSpace plain;
+    checkRecycledWeightChange(plain, false);
+    checkRecycledWeightChange(plain, true);
+    AxpysHostSpace fused;
+    checkRecycledWeightChange(fused, false);
+    EXPECT_GT(fused.axpysCalls, 0);
+}
+
+// With nothing kept it is reweight() with a new preconditioner: the same residual as a restart.
+TEST(ConjugateGradient, RecycledWeightChangeWithNothingKeptIsAReweight) {
+    const int n = 10;
+    HostSpace space;
+    const Matrix a = randomHpd(n, 7, 0.0), b = randomHpd(n, 8, 1.0);
+    const ComplexArray rhs = randomComplex(n, 9);
+    ConjugateGradient<HostSpace> cg(space, {{"a", 1.0, matvec(a)}, {"b", 0.1, matvec(b)}}, rhs, n);
+    for (int i = 0; i < 4; ++i) cg.step();
+    ConjugateGradient<HostSpace> restarted(space, {{"a", 1.0, matvec(a)}, {"b", 0.1, matvec(b)}}, rhs, n);
+    restarted.setInitial(cg.solution());
+    restarted.setWeight(1, 2.0);
+    cg.setWeightRecycling(1, 2.0, {});
+    EXPECT_EQ(cg.keptDirections(), 0u);
+    EXPECT_NEAR(cg.stats().residual, restarted.stats().residual, 1e-12);
+    EXPECT_LT(relativeError(cg.solution(), restarted.solution()), 1e-15);
+}
+
+// The small Gram solve leaves out a direction that repeats an earlier one and solves for the rest.
+TEST(ConjugateGradient, GramSolveDropsDependentDirections) {
+    const std::size_t n = 8, m = 4;
+    const ComplexArray v = randomComplex(n * m, 31);
+    std::vector<ComplexArray> cols(m, ComplexArray(n));
+    for (std::size_t j = 0; j < m; ++j)
+        for (std::size_t i = 0; i < n; ++i) cols[j][i] = v[j * n + i];
+    cols[2] = cols[0];  // dependent
+    for (auto& x : cols[2]) x *= cdouble(0, 2);
+    std::vector<cdouble> G(m * m);
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < m; ++j) G[i * m + j] = inner(cols[i], cols[j]);
+    const ComplexArray target = randomComplex(n, 32);
+    std::vector<cdouble> g(m);
+    for (std::size_t j = 0; j < m; ++j) g[j] = inner(cols[j], target);
+    const std::vector<cdouble> y = cg_detail::solveGram(G, g, m);
+    EXPECT_EQ(y[2], cdouble(0));
+    // The least-squares fit of the target by the independent columns: its normal equations hold.
+    for (std::size_t i = 0; i < m; ++i) {
+        cdouble gy = 0;
+        for (std::size_t j = 0; j < m; ++j) gy += G[i * m + j] * y[j];
+        EXPECT_LT(std::abs(gy - g[i]), 1e-10 * std::abs(g[i])) << i;
+    }
+}
