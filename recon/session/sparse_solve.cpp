@@ -132,7 +132,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                               : opts.sparse_solver == SparseSolver::Pogm ? Momentum::Pogm
                                                                          : kAutoMomentum;
     result.solver = !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
-    std::string key = result.method + (use_fista ? " | " + result.solver + (opts.wavelet_shifts ? " shifts" : "")
+    std::string key = result.method + (use_fista ? " | " + result.solver + (" shifts " + toString(opts.wavelet_shifts))
                                                  : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
                                                        std::to_string(opts.admm_threshold_scale) + " " +
                                                        std::to_string(opts.admm_relaxation) +
@@ -197,7 +197,8 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 FistaOptions fo;
                 fo.lipschitz = normal_norm;
                 fo.momentum = momentum;
-                fo.random_shifts = opts.wavelet_shifts;
+                fo.shifts = opts.wavelet_shifts;
+                if (fo.shifts == WaveletShifts::Averaged) fo.averaged_offsets = averagedShiftOffsets(d.grid);
                 owned_fista = std::make_unique<Fista>(fourier, *fhd, dn, terms.front(), fo);
                 if (truth) owned_fista->setTruth(d.truth);
                 if (start) owned_fista->setInitial(*warm);
