@@ -118,8 +118,11 @@ TEST(GpuPriors, HaarShrinkAndNormMatchTheCpu) {
             ASSERT_TRUE(splits.has_value());
             const ComplexArray x = randomComplex(grid.voxels(), 50);
             Vector xg = g->fromHost(x), xc = c->fromHost(x);
-            const double ng = g->haarNorm1(grid, *splits, xg), nc = c->haarNorm1(grid, *splits, xc);
+            const std::vector<std::size_t> shifts{0, 12345 % grid.voxels(), grid.voxels() - 1};
+            const double ng = g->haarNorm1(grid, *splits, {0}, xg), nc = c->haarNorm1(grid, *splits, {0}, xc);
             EXPECT_NEAR(ng, nc, 1e-6 * nc) << grid.describe();
+            const double mg = g->haarNorm1(grid, *splits, shifts, xg), mc = c->haarNorm1(grid, *splits, shifts, xc);
+            EXPECT_NEAR(mg, mc, 1e-6 * mc) << grid.describe();
             for (std::size_t offset : {std::size_t(0), std::size_t(12345) % grid.voxels(), grid.voxels() - 3}) {
                 for (double t : {0.0, 0.5}) {
                     const std::string what = grid.describe() + " offset " + std::to_string(offset) + " t " + std::to_string(t) +

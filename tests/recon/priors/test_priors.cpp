@@ -365,8 +365,16 @@ TEST(Wavelet, HaarShrinkEqualsTheLevelsWithTheShift) {
             double l1 = 0;
             for (const cdouble& c : wx) l1 += std::abs(c);
             Vector xv = b->fromHost(x);
-            EXPECT_NEAR(b->haarNorm1(g, *splits, xv), l1, 1e-12 * l1) << g.describe() << " levels " << levels;
-            EXPECT_NEAR(shrinker->norm1(xv), l1, 1e-12 * l1);
+            EXPECT_NEAR(b->haarNorm1(g, *splits, {0}, xv), l1, 1e-12 * l1) << g.describe() << " levels " << levels;
+            EXPECT_NEAR(shrinker->norm1(xv, {0}), l1, 1e-12 * l1);
+            // The mean over shifts: ||W P x||_1 through cyclicShift and the levels.
+            double shifted_l1 = 0;
+            Vector px = b->make(g.voxels());
+            cyclicShift(*b, xv, 37, px);
+            for (const cdouble& c : applyForward(*term.transform, b->toHost(px))) shifted_l1 += std::abs(c);
+            const double mean = (l1 + shifted_l1) / 2;
+            EXPECT_NEAR(b->haarNorm1(g, *splits, {0, 37}, xv), mean, 1e-12 * mean) << g.describe();
+            EXPECT_NEAR(shrinker->norm1(xv, {0, 37}), mean, 1e-12 * mean);
             for (std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(37), g.voxels() - 1}) {
                 for (double t : {0.0, 0.3, 1.5}) {
                     const std::string what = g.describe() + " levels " + std::to_string(levels) + " offset " +
@@ -402,5 +410,6 @@ TEST(Wavelet, HaarShrinkEqualsTheLevelsWithTheShift) {
     EXPECT_THROW(b->haarShrink(Grid::make2D(12, 8), {1, 1, 1}, 0, 0.1, x, y), InputError);  // a split of an absent axis
     EXPECT_THROW(b->haarShrink(Grid::make2D(12, 8), {2, 3, 0}, 0, -0.1, x, y), InputError);
     Vector big = b->make(256 * 64);
-    EXPECT_THROW(b->haarNorm1(Grid::make2D(256, 64), {8, 5, 0}, big), InputError);
+    EXPECT_THROW(b->haarNorm1(Grid::make2D(256, 64), {8, 5, 0}, {0}, big), InputError);
+    EXPECT_THROW(b->haarNorm1(Grid::make2D(12, 8), {2, 3, 0}, {}, x), InputError);  // no shift
 }
