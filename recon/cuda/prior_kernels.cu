@@ -147,8 +147,6 @@ __global__ void waveletLevelKernel(Shape sh, int axis, int3 box, int3 ext, Filte
 }
 
 constexpr int kHaarThreads = 256;
-constexpr int kHaarPairs = int(VectorSpace::kMaxHaarTile) / 2 / kHaarThreads;  // pairs a thread holds per split
-
 struct HaarTiles {
     int n[3];       // the grid
     int splits[3];  // per axis; the tile is 2^splits voxels along it
@@ -156,51 +154,36 @@ struct HaarTiles {
     std::size_t voxels, offset;
 };
 
-// One split of the tile (in shared memory) along `axis` on the box `box`: analysis turns each
-// line's pairs (2m, 2m+1) into (low m, high half + m); synthesis the reverse. Every thread first
-// reads its pairs, then (after a barrier) writes them.
-template <class V, class S>
-__device__ void haarSplit(V* tile, const int side[3], const int box[3], int axis, bool inverse) {
-    const int half = box[axis] / 2;
-    int dims[3] = {box[0], box[1], box[2]};
-    dims[axis] = half;
-    const int pairs = dims[0] * dims[1] * dims[2];
-    const int stride = axis == 0 ? 1 : axis == 1 ? side[0] : side[0] * side[1];
-    const S r = S(0.70710678118654752440);
-    V a[kHaarPairs], b[kHaarPairs];
-    int line[kHaarPairs], pos[kHaarPairs];  // the pair's line (its first voxel) and m
-#pragma unroll
-    for (int k = 0; k < kHaarPairs; ++k) {
-        const int p = int(threadIdx.x) + k * kHaarThreads;
-        if (p >= pairs) break;
-        const int c[3] = {p % dims[0], p / dims[0] % dims[1], p / dims[0] / dims[1]};
-        const int m = c[axis];
-        const int base = c[0] + side[0] * (c[1] + side[1] * c[2]) - m * stride;
-        const V u = tile[base + (inverse ? m : 2 * m) * stride], w = tile[base + (inverse ? half + m : 2 * m + 1) * stride];
-        a[k] = cmake<V>(r * (u.x + w.x), r * (u.y + w.y));
-        b[k] = cmake<V>(r * (u.x - w.x), r * (u.y - w.y));
-        line[k] = base;
-        pos[k] = m;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < kHaarPairs; ++k) {
-        const int p = int(threadIdx.x) + k * kHaarThreads;
-        if (p >= pairs) break;
-        const int m = pos[k];
-        tile[line[k] + (inverse ? 2 * m : m) * stride] = a[k];  // analysis: low to m, high to half + m
-        tile[line[k] + (inverse ? 2 * m + 1 : half + m) * stride] = b[k];
-    }
-    __syncthreads();
-}
-
+// The multilevel Haar transform of a tile in shared memory, in place with its coefficients
+// interleaved (lifting order, not Mallat's): level l's split along `axis` turns each pair (p,
+// p + 2^l e_axis), p on the level's grid (multiples of 2^min(l, splits) along every axis) and a
+// multiple of 2^(l+1) along the axis, into (low, high) at the same two places. Every pair is
+// independent of the others, so a split is one barrier and no staging; the threshold and the l1
+// norm do not care where a coefficient sits, and the inverse undoes the same splits in reverse.
 template <class V, class S>
 __device__ void haarTransform(V* tile, const HaarTiles& h, const int side[3], bool inverse) {
+    const S r = S(0.70710678118654752440);
+    const int st[3] = {1, side[0], side[0] * side[1]};
     for (int step = 0; step < 3 * h.levels; ++step) {
         const int s = inverse ? 3 * h.levels - 1 - step : step, level = s / 3, axis = s % 3;
         if (level >= h.splits[axis]) continue;
-        const int box[3] = {side[0] >> min(level, h.splits[0]), side[1] >> min(level, h.splits[1]), side[2] >> min(level, h.splits[2])};
-        haarSplit<V, S>(tile, side, box, axis, inverse);
+        // The level's grid: every 2^min(level, splits) voxels per axis; the pairs' first members:
+        // every 2^(level+1) along the axis.
+        int spacing[3], count[3];
+        for (int a = 0; a < 3; ++a) {
+            spacing[a] = 1 << min(level, h.splits[a]);
+            if (a == axis) spacing[a] *= 2;
+            count[a] = side[a] / spacing[a];
+        }
+        const int pairs = count[0] * count[1] * count[2], gap = (1 << level) * st[axis];
+        for (int p = int(threadIdx.x); p < pairs; p += kHaarThreads) {
+            const int at = (p % count[0]) * spacing[0] * st[0] + (p / count[0] % count[1]) * spacing[1] * st[1] +
+                           (p / count[0] / count[1]) * spacing[2] * st[2];
+            const V u = tile[at], w = tile[at + gap];
+            tile[at] = cmake<V>(r * (u.x + w.x), r * (u.y + w.y));
+            tile[at + gap] = cmake<V>(r * (u.x - w.x), r * (u.y - w.y));
+        }
+        __syncthreads();
     }
 }
 

@@ -128,7 +128,10 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                          " solves one wavelet prior (its prox is exact only for an orthogonal transform); "
                          "use the admm solver for tv, anatomical-tv and sums of priors");
     const bool use_fista = one_wavelet && opts.sparse_solver != SparseSolver::Admm;
-    const Momentum momentum = opts.sparse_solver == SparseSolver::Fista  ? Momentum::Fista
+    // auto: POGM, or FISTA under the averaged shifts (POGM does not converge with them).
+    const bool fista_momentum = opts.sparse_solver == SparseSolver::Fista ||
+                                (opts.sparse_solver == SparseSolver::Auto && opts.wavelet_shifts == WaveletShifts::Averaged);
+    const Momentum momentum = fista_momentum  ? Momentum::Fista
                               : opts.sparse_solver == SparseSolver::Pogm ? Momentum::Pogm
                                                                          : kAutoMomentum;
     result.solver = !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";

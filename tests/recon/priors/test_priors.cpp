@@ -350,7 +350,7 @@ TEST(Wavelet, HaarShrinkEqualsTheLevelsWithTheShift) {
     auto b = createCpuBackend(Precision::Double);
     EXPECT_EQ(*haarSplits(Grid::make3D(128, 128, 128), 4), (std::array<int, 3>{4, 4, 4}));
     EXPECT_EQ(*haarSplits(Grid::make2D(32, 7), 8), (std::array<int, 3>{3, 0, 0}));
-    EXPECT_FALSE(haarSplits(Grid::make2D(256, 256), 8).has_value());  // a tile of 256^2 voxels
+    EXPECT_FALSE(haarSplits(Grid::make2D(512, 512), 8).has_value());  // a tile of 128^2 voxels
     int checked = 0;
     for (const Grid& g : {Grid::make2D(32, 24), Grid::make2D(17, 16), Grid::make3D(16, 8, 12), Grid::make3D(20, 16, 8),
                           Grid::make2D(64, 64), Grid::make2D(5, 3)}) {
@@ -395,7 +395,7 @@ TEST(Wavelet, HaarShrinkEqualsTheLevelsWithTheShift) {
     EXPECT_GT(checked, 100);
     // The generic path (db4; Haar with tiles beyond kMaxHaarTile) computes the same definition.
     for (auto [g, kind, levels] : {std::tuple{Grid::make2D(32, 24), WaveletKind::Daubechies4, 4},
-                                   std::tuple{Grid::make2D(256, 128), WaveletKind::Haar, 8}}) {
+                                   std::tuple{Grid::make2D(512, 256), WaveletKind::Haar, 8}}) {
         const SparseTerm term = waveletSparsity(*b, g, 1.0, kind, levels);
         const auto* shrinker = dynamic_cast<const ShrinkableTransform*>(term.transform.get());
         ASSERT_NE(shrinker, nullptr);

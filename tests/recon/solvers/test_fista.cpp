@@ -190,7 +190,8 @@ TEST(Fista, ReachesTheMinimiserThatIstaConvergesTo) {
 // The Averaged shift rule: each step's prox is the mean of the proxes over fixed shifts, the prox of
 // one convex function (their proximal average), so FISTA and POGM converge to the one image that
 // ISTA with the same averaged prox (float64, on the host, to machine precision) converges to, and
-// settle there (unlike random shifts, whose iterates keep moving).
+// settle there (unlike random shifts, whose iterates keep moving). POGM refuses the rule: its prox
+// step changes, and with it the function the averaged prox belongs to (its iterates cycled).
 TEST(Fista, AveragedShiftsConvergeToOneImage) {
     const SmallProblem p = smallProblem();
     OnBackend on(p);
@@ -221,10 +222,10 @@ TEST(Fista, AveragedShiftsConvergeToOneImage) {
     }
     // Not the fixed grid's minimiser: the shifts change the image.
     EXPECT_GT(relativeError(reference, ista(p, w, lipschitz, 20000)), 1e-3);
-    for (Momentum momentum : {Momentum::Fista, Momentum::Pogm}) {
+    for (bool restart : {true, false}) {
         FistaOptions o;
         o.lipschitz = lipschitz;
-        o.momentum = momentum;
+        o.restart = restart;
         o.shifts = WaveletShifts::Averaged;
         o.averaged_offsets = offsets;
         Fista alg(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), o);
@@ -232,7 +233,7 @@ TEST(Fista, AveragedShiftsConvergeToOneImage) {
         run.iterations = 3000;
         Monitor quiet;
         const RunResult r = runIterations(alg, run, quiet);
-        const char* what = momentum == Momentum::Pogm ? "POGM" : "FISTA";
+        const char* what = restart ? "restart" : "no restart";
         EXPECT_LT(relativeError(r.image, reference), 1e-7) << what;
         EXPECT_LT(r.history.back().residual, 1e-7) << what;
         // Settled: the cost (data term and the mean of the shifted l1 norms) no longer moves.
@@ -245,6 +246,9 @@ TEST(Fista, AveragedShiftsConvergeToOneImage) {
     bad.shifts = WaveletShifts::Averaged;  // no offsets
     EXPECT_THROW(Fista(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), bad), InputError);
     bad.averaged_offsets = {n};
+    EXPECT_THROW(Fista(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), bad), InputError);
+    bad.averaged_offsets = offsets;
+    bad.momentum = Momentum::Pogm;
     EXPECT_THROW(Fista(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), bad), InputError);
     // The session's offsets: the same shift along every axis, spread over the coarsest block (16 on 128^3).
     const std::size_t diagonal = 1 + 128 + 128 * 128;
