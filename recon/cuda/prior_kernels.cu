@@ -256,14 +256,11 @@ HaarTiles haarTiles(std::array<int, 3> n, std::array<int, 3> splits, std::size_t
                 std::size_t(n[0]) * n[1] * n[2], offset};
     blocks = (n[0] >> splits[0]) * (n[1] >> splits[1]) * (n[2] >> splits[2]);
     shared = (std::size_t(1) << (splits[0] + splits[1] + splits[2])) * sizeof(cx_t<T>);
-    // A double tile of kMaxHaarTile voxels needs 64 KB, beyond the default 48 KB of dynamic shared memory.
-    static const bool opted = [] {
-        check(cudaFuncSetAttribute(haarTileKernel<cx_t<T>, T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   int(VectorSpace::kMaxHaarTile * sizeof(cx_t<T>))),
+    // A float64 tile of more than 2048 voxels needs more than the default 48 KB of dynamic shared
+    // memory: opt in (per device, so on every such launch; float32 tiles never need it).
+    if (shared > 48 * 1024)
+        check(cudaFuncSetAttribute(haarTileKernel<cx_t<T>, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
               "Haar tile kernel's shared memory");
-        return true;
-    }();
-    (void)opted;
     return h;
 }
 
