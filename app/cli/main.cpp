@@ -109,7 +109,8 @@ Reconstruction:
                          wavelet, anatomical-tv (ADMM solves every sum)
   --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
   --sparse-solver S      auto (default: pogm for wavelet, admm otherwise) | admm | fista | pogm
-  --wavelet-shifts on|off  FISTA/POGM: a random cyclic shift of the wavelet grid per step (default on)
+  --wavelet-shifts on|off|average  FISTA/POGM: a random cyclic shift of the wavelet grid per step (on, the
+                     default), none, or each step's prox averaged over a fixed set of shifts (converges)
   --admm-inner N         CG iterations per ADMM step (default 5)
   --admm-threshold T     ADMM's shrinkage per step, a fraction of the image's magnitude: sets rho
                          (default 0.005; convergence speed only, not the solution)
@@ -396,8 +397,9 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     if (o.admm_preconditioner == PreconditionerKind::Auto) throw UsageError("--admm-preconditioner expects circulant or none");
     o.sparse_solver = parseSparseSolver(a.get("sparse-solver", "auto"));
     const std::string shifts = a.get("wavelet-shifts", "on");
-    if (shifts != "on" && shifts != "off") throw UsageError("--wavelet-shifts takes on or off, not '" + shifts + "'");
-    o.wavelet_shifts = shifts == "on";
+    if (shifts != "on" && shifts != "off" && shifts != "average")
+        throw UsageError("--wavelet-shifts takes on, off or average, not '" + shifts + "'");
+    o.wavelet_shifts = parseWaveletShifts(shifts);
     o.iterations = a.integer("iterations", SolveOptions{}.iterations);
     o.tolerance = a.numberIn("tolerance", 0, 0, 1);
     o.method.name = a.get("method", "");

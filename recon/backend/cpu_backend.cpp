@@ -492,6 +492,104 @@ protected:
         }
     }
 
+    void applyHaarShrink(const Grid& g, const std::array<int, 3>& splits, std::size_t offset, double t, const Vector& x,
+                         Vector& y) override {
+        const HostVector<T>& in = values<T>(x);
+        HostVector<T>& out = values<T>(y);
+        haarTiles(g, splits, offset, [&](std::vector<std::complex<T>>& tile, const std::array<int, 3>& side) {
+            haarTile(tile, side, splits, false);
+            double sum = 0;
+            for (std::complex<T>& c : tile) {
+                const double norm = std::abs(std::complex<double>(c));
+                const double factor = norm > t ? 1.0 - t / norm : 0.0;  // soft(c, t) without dividing by zero
+                c *= T(factor);
+                sum += factor * norm;
+            }
+            haarTile(tile, side, splits, true);
+            return sum;
+        }, &in, &out);
+    }
+    double applyHaarNorm1(const Grid& g, const std::array<int, 3>& splits, const std::vector<std::size_t>& offsets,
+                          const Vector& x) override {
+        const HostVector<T>& in = values<T>(x);
+        double total = 0;
+        for (std::size_t offset : offsets)
+            total += haarTiles(g, splits, offset, [&](std::vector<std::complex<T>>& tile, const std::array<int, 3>& side) {
+                haarTile(tile, side, splits, false);
+                double sum = 0;
+                for (const std::complex<T>& c : tile) sum += std::abs(std::complex<double>(c));
+                return sum;
+            }, &in, nullptr);
+        return total / double(offsets.size());
+    }
+
+private:
+    // Calls work(tile, side) on each tile of (P x) gathered into a buffer (P: the cyclic shift by
+    // `offset`), scatters the tile back through P^H into *out when given; returns the sum of work's results.
+    template <class Work>
+    static double haarTiles(const Grid& g, const std::array<int, 3>& splits, std::size_t offset, Work work, const HostVector<T>* in,
+                            HostVector<T>* out) {
+        const std::array<int, 3> side{1 << splits[0], 1 << splits[1], 1 << splits[2]};
+        const std::array<int, 3> tiles{g.n[0] / side[0], g.n[1] / side[1], g.n[2] / side[2]};
+        const std::int64_t count = std::int64_t(tiles[0]) * tiles[1] * tiles[2];
+        const std::size_t n = g.voxels(), volume = std::size_t(side[0]) * side[1] * side[2];
+        double total = 0;
+#pragma omp parallel reduction(+ : total) if (std::int64_t(n) > kParallelThreshold)
+        {
+            std::vector<std::complex<T>> tile(volume);
+            std::vector<std::size_t> where(volume);
+#pragma omp for schedule(static)
+            for (std::int64_t b = 0; b < count; ++b) {
+                const std::array<int, 3> origin{int(b % tiles[0]) * side[0], int(b / tiles[0] % tiles[1]) * side[1],
+                                                int(b / tiles[0] / tiles[1]) * side[2]};
+                std::size_t e = 0;
+                for (int k = 0; k < side[2]; ++k)
+                    for (int j = 0; j < side[1]; ++j)
+                        for (int i = 0; i < side[0]; ++i, ++e) {
+                            const std::size_t v = g.index(origin[0] + i, origin[1] + j, origin[2] + k);
+                            where[e] = (v + n - offset) % n;  // (P x)[v] = x[(v - offset) mod n]
+                            tile[e] = (*in)[where[e]];
+                        }
+                total += work(tile, side);
+                if (out)
+                    for (std::size_t i = 0; i < volume; ++i) (*out)[where[i]] = tile[i];
+            }
+        }
+        return total;
+    }
+    // The multilevel Haar transform of one tile in place (Mallat's order inside the tile), or its inverse.
+    static void haarTile(std::vector<std::complex<T>>& tile, const std::array<int, 3>& side, const std::array<int, 3>& splits,
+                         bool inverse) {
+        const int levels = std::max({splits[0], splits[1], splits[2]});
+        const std::array<std::size_t, 3> st{1, std::size_t(side[0]), std::size_t(side[0]) * side[1]};
+        const T r = T(1 / std::sqrt(2.0));
+        std::vector<std::complex<T>> line(std::size_t(std::max({side[0], side[1], side[2]})));
+        for (int step = 0; step < levels * 3; ++step) {
+            const int s = inverse ? levels * 3 - 1 - step : step, level = s / 3, axis = s % 3;
+            if (level >= splits[std::size_t(axis)]) continue;
+            std::array<int, 3> box{};
+            for (int a = 0; a < 3; ++a) box[std::size_t(a)] = side[std::size_t(a)] >> std::min(level, splits[std::size_t(a)]);
+            const int len = box[std::size_t(axis)], half = len / 2;
+            const std::size_t stride = st[std::size_t(axis)];
+            std::array<int, 3> other = box;
+            other[std::size_t(axis)] = 1;
+            for (int k = 0; k < other[2]; ++k)
+                for (int j = 0; j < other[1]; ++j)
+                    for (int i = 0; i < other[0]; ++i) {
+                        const std::size_t base = std::size_t(i) + std::size_t(j) * st[1] + std::size_t(k) * st[2];
+                        for (int q = 0; q < len; ++q) line[std::size_t(q)] = tile[base + std::size_t(q) * stride];
+                        for (int m = 0; m < half; ++m) {
+                            std::complex<T>& a = tile[base + std::size_t(inverse ? 2 * m : m) * stride];
+                            std::complex<T>& b = tile[base + std::size_t(inverse ? 2 * m + 1 : half + m) * stride];
+                            const std::complex<T> u = line[std::size_t(inverse ? m : 2 * m)];
+                            const std::complex<T> w = line[std::size_t(inverse ? half + m : 2 * m + 1)];
+                            a = r * (u + w);  // analysis: low, high; synthesis: the pair from (low, high)
+                            b = r * (u - w);
+                        }
+                    }
+        }
+    }
+
 public:
     // ------------------------------------------------------------ sums and operators
     // True for the exact sums, false for the NUFFT; any other name is an error.

@@ -665,6 +665,16 @@ protected:
         DeviceGuard g(device_);
         waveletLevelStencil<T>(grid.n, axis, box, extent, lowpass, inverse, devicePointer<T>(x), devicePointer<T>(y), s());
     }
+    void applyHaarShrink(const Grid& grid, const std::array<int, 3>& splits, std::size_t offset, double t, const Vector& x,
+                         Vector& y) override {
+        DeviceGuard g(device_);
+        haarShrinkTiles<T>(grid.n, splits, offset, t, devicePointer<T>(x), devicePointer<T>(y), s());
+    }
+    double applyHaarNorm1(const Grid& grid, const std::array<int, 3>& splits, const std::vector<std::size_t>& offsets,
+                          const Vector& x) override {
+        DeviceGuard g(device_);
+        return haarNorm1Tiles<T>(grid.n, splits, offsets, devicePointer<T>(x), haar_partial_, s());
+    }
 
     // The circulant preconditioner's primitives: Q folded, transformed and M^{-p} formed and applied
     // on the device; one cuFFT plan per N grid, kept (a lambda change makes no plan).
@@ -1083,6 +1093,7 @@ private:
     CachedPlan plans_[2];
     std::uint64_t clock_ = 0;
     std::unique_ptr<DeviceReductions> reductions_;
+    DeviceBuffer<double> haar_partial_;  // haarNorm1's per-tile sums
     std::mutex grid_fft_mutex_;
     std::map<std::array<int, 4>, std::shared_ptr<const GpuFft<T>>> grid_ffts_;
     std::shared_ptr<const ToeplitzPlans<T>> toeplitz_plans_;

@@ -32,7 +32,7 @@ void vecScaleComplex(std::complex<double> a, DComplex<T>* y, std::size_t n, cuda
 template <class T>
 void vecMultiply(const DComplex<T>* d, const DComplex<T>* x, DComplex<T>* y, bool conjugate, std::size_t n, cudaStream_t s);
 // y = sum_i w[i] xs[i], up to kMaxCombine terms.
-inline constexpr int kMaxCombine = 4;
+inline constexpr int kMaxCombine = 6;
 template <class T>
 void vecCombine(int k, const double* w, const DComplex<T>* const* xs, DComplex<T>* y, std::size_t n, cudaStream_t s);
 // y = x .* w for a real per-element weight (density compensation, |phi|^2).

@@ -10,6 +10,7 @@
 #include <complex>
 #include <vector>
 
+#include "recon/cuda/cuda_util.hpp"
 #include "recon/linop/vector_space.hpp"
 
 namespace recon::cuda {
@@ -23,5 +24,14 @@ template <class T>
 void waveletLevelStencil(std::array<int, 3> n, int axis, std::array<int, 3> box, std::array<int, 3> extent,
                          const std::vector<double>& lowpass, bool inverse, const std::complex<T>* x, std::complex<T>* y,
                          cudaStream_t s);
+
+// VectorSpace::haarShrink and haarNorm1 (their contracts are there): one block per tile.
+template <class T>
+void haarShrinkTiles(std::array<int, 3> n, std::array<int, 3> splits, std::size_t offset, double t, const std::complex<T>* x,
+                     std::complex<T>* y, cudaStream_t s);
+// `partial`: scratch, grown to the tile count times the offsets' + 1 where it is smaller.
+template <class T>
+double haarNorm1Tiles(std::array<int, 3> n, std::array<int, 3> splits, const std::vector<std::size_t>& offsets,
+                      const std::complex<T>* x, DeviceBuffer<double>& partial, cudaStream_t s);
 
 }  // namespace recon::cuda

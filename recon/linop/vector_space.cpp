@@ -1,6 +1,7 @@
 // The checks of VectorSpace's stencil primitives, once for every backend.
 #include "recon/linop/vector_space.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "recon/core/errors.hpp"
@@ -55,6 +56,50 @@ void VectorSpace::waveletLevel(const Grid& grid, int axis, const std::array<int,
     checkLength(y, grid.voxels(), what, "the output");
     if (x.storage() == y.storage()) throw InputError("wavelet level: the output must not be the input");
     applyWaveletLevel(grid, axis, box, extent, lowpass, inverse, x, y);
+}
+
+namespace {
+
+void checkHaarTiles(const Grid& grid, const std::array<int, 3>& splits, const char* what) {
+    checkImageGrid(grid, what);
+    std::size_t tile = 1;
+    for (int a = 0; a < 3; ++a) {
+        const auto i = std::size_t(a);
+        if (splits[i] < 0 || splits[i] > 16 || (a >= grid.dims && splits[i] != 0))
+            throw InputError(std::string(what) + ": " + std::to_string(splits[i]) + " splits along axis " + std::to_string(a) +
+                             " of the grid " + grid.describe());
+        const int side = 1 << splits[i];
+        if (grid.n[i] % side != 0)
+            throw InputError(std::string(what) + ": axis " + std::to_string(a) + " of the grid " + grid.describe() +
+                             " is not a multiple of its tile of " + std::to_string(side) + " voxels");
+        tile *= std::size_t(side);
+    }
+    if (tile > VectorSpace::kMaxHaarTile)
+        throw InputError(std::string(what) + ": a tile of " + std::to_string(tile) + " voxels (at most " +
+                         std::to_string(VectorSpace::kMaxHaarTile) + ")");
+}
+
+}  // namespace
+
+void VectorSpace::haarShrink(const Grid& grid, const std::array<int, 3>& splits, std::size_t offset, double t, const Vector& x,
+                             Vector& y) {
+    const char* what = "Haar shrinkage";
+    checkHaarTiles(grid, splits, what);
+    checkLength(x, grid.voxels(), what, "the input");
+    checkLength(y, grid.voxels(), what, "the output");
+    if (!(t >= 0) || !std::isfinite(t)) throw InputError("Haar shrinkage: the threshold must be a finite number >= 0");
+    applyHaarShrink(grid, splits, offset % grid.voxels(), t, x, y);
+}
+
+double VectorSpace::haarNorm1(const Grid& grid, const std::array<int, 3>& splits, const std::vector<std::size_t>& offsets,
+                              const Vector& x) {
+    const char* what = "Haar l1 norm";
+    checkHaarTiles(grid, splits, what);
+    checkLength(x, grid.voxels(), what, "the input");
+    if (offsets.empty() || offsets.size() > 64) throw InputError("Haar l1 norm: 1..64 shifts, not " + std::to_string(offsets.size()));
+    std::vector<std::size_t> reduced;
+    for (std::size_t o : offsets) reduced.push_back(o % grid.voxels());
+    return applyHaarNorm1(grid, splits, reduced, x);
 }
 
 }  // namespace recon

@@ -123,6 +123,18 @@ public:
     void waveletLevel(const Grid& grid, int axis, const std::array<int, 3>& box, const std::array<int, 3>& extent,
                       const std::vector<double>& lowpass, bool inverse, const Vector& x, Vector& y);
     static constexpr std::size_t kMaxWaveletTaps = 8;
+    // The multilevel Haar transform W that splits axis a at its first splits[a] levels (level l splits,
+    // in axis order, every axis with l < splits[a] on the low-pass box that the levels before left;
+    // waveletLevels' Haar chain) never mixes voxels of different tiles of 2^splits[a] voxels along each
+    // axis, so these two fuse all of its levels in one pass over the image (a tile at a time in fast
+    // memory), the cyclic shift P of cyclicShift by `offset` ((P x)[i] = x[(i - offset) mod n]) folded
+    // into the indexing:
+    // haarShrink: y = P^H W^H soft(W P x, t), the prox of t ||W P .||_1 (y may be x);
+    // haarNorm1: the mean of ||W P x||_1 over the shifts by `offsets` (at least one), in float64.
+    // Each grid axis must be a multiple of its tile, and a tile at most kMaxHaarTile voxels.
+    void haarShrink(const Grid& grid, const std::array<int, 3>& splits, std::size_t offset, double t, const Vector& x, Vector& y);
+    double haarNorm1(const Grid& grid, const std::array<int, 3>& splits, const std::vector<std::size_t>& offsets, const Vector& x);
+    static constexpr std::size_t kMaxHaarTile = 4096;
 
     virtual std::shared_ptr<const SparseStorage> uploadSparse(const CsrMatrix& a) = 0;
     virtual void sparseMultiply(const SparseStorage& a, const Vector& x, Vector& y) = 0;  // y = A x
@@ -154,6 +166,10 @@ protected:
     virtual void applyWaveletLevel(const Grid& grid, int axis, const std::array<int, 3>& box,
                                    const std::array<int, 3>& extent, const std::vector<double>& lowpass, bool inverse,
                                    const Vector& x, Vector& y) = 0;
+    virtual void applyHaarShrink(const Grid& grid, const std::array<int, 3>& splits, std::size_t offset, double t,
+                                 const Vector& x, Vector& y) = 0;
+    virtual double applyHaarNorm1(const Grid& grid, const std::array<int, 3>& splits, const std::vector<std::size_t>& offsets,
+                                  const Vector& x) = 0;
 
 public:
     // Helpers built on the above.

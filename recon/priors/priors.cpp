@@ -43,13 +43,40 @@ private:
 // the output and one scratch vector so that the last level lands in the output. A level's output
 // buffer then holds the result of two levels before, which differs from its input only inside the
 // previous level's box: after the first two levels only that box (with this level's) is written.
-class WaveletOperator final : public LinearOperator {
+class WaveletOperator final : public LinearOperator, public ShrinkableTransform {
 public:
     WaveletOperator(VectorSpace& space, const Grid& grid, WaveletKind kind, int max_levels)
         : LinearOperator(space, grid.voxels(), grid.voxels(), toString(kind) + " wavelet transform"),
           grid_(grid),
           lowpass_(waveletLowPass(kind)),
-          levels_(waveletLevels(grid, max_levels)) {}
+          levels_(waveletLevels(grid, max_levels)) {
+        if (kind == WaveletKind::Haar) tiles_ = haarSplits(grid, max_levels);
+    }
+
+    void shrink(const Vector& x, std::size_t offset, double t, Vector& y) const override {
+        if (tiles_) return space().haarShrink(grid_, *tiles_, offset, t, x, y);
+        // Level by level: shift, transform, threshold, back (scratch 0 is chain()'s).
+        Vector& shifted = scratch(1, inSize());
+        Vector& coeffs = scratch(2, inSize());
+        cyclicShift(space(), x, offset, shifted);
+        chain(shifted, coeffs, false);
+        space().softThreshold(coeffs, t, coeffs);
+        chain(coeffs, shifted, true);
+        cyclicShift(space(), shifted, inSize() - offset % inSize(), y);
+    }
+    double norm1(const Vector& x, const std::vector<std::size_t>& offsets) const override {
+        if (offsets.empty()) throw InputError("wavelet l1 norm: no shifts given");
+        if (tiles_) return space().haarNorm1(grid_, *tiles_, offsets, x);
+        Vector& shifted = scratch(1, inSize());
+        Vector& coeffs = scratch(2, inSize());
+        double sum = 0;
+        for (std::size_t offset : offsets) {
+            cyclicShift(space(), x, offset, shifted);
+            chain(shifted, coeffs, false);
+            sum += space().norm1(coeffs);
+        }
+        return sum / double(offsets.size());
+    }
 
 private:
     void applyForward(const Vector& x, Vector& y) const override { chain(x, y, false); }
@@ -75,6 +102,7 @@ private:
     Grid grid_;
     std::vector<double> lowpass_;
     std::vector<WaveletLevel> levels_;
+    std::optional<std::array<int, 3>> tiles_;  // Haar's tiles, where they fit
 };
 
 }  // namespace
@@ -222,6 +250,49 @@ std::vector<WaveletLevel> waveletLevels(const Grid& g, int max_levels) {
             if (box[std::size_t(axis)] % 2 == 0 && box[std::size_t(axis)] >= 8) box[std::size_t(axis)] /= 2;
     }
     return out;
+}
+
+std::string toString(WaveletShifts s) {
+    switch (s) {
+        case WaveletShifts::Fixed: return "off";
+        case WaveletShifts::Random: return "random";
+        default: return "average";
+    }
+}
+
+WaveletShifts parseWaveletShifts(const std::string& s) {
+    if (s == "off") return WaveletShifts::Fixed;
+    if (s == "on" || s == "random") return WaveletShifts::Random;
+    if (s == "average") return WaveletShifts::Averaged;
+    throw InputError("unknown wavelet shift rule '" + s + "' (expected off, random or average)");
+}
+
+std::vector<std::size_t> averagedShiftOffsets(const Grid& grid, int max_levels) {
+    checkGrid(grid, "wavelet shifts");
+    std::array<int, 3> splits{};
+    for (const WaveletLevel& l : waveletLevels(grid, max_levels)) ++splits[std::size_t(l.axis)];
+    const int levels = std::max({splits[0], splits[1], splits[2]});
+    const int block = 1 << levels, step = block / kAveragedShifts + 1;
+    std::vector<std::size_t> out;
+    for (int k = 0; k < kAveragedShifts; ++k) {
+        const std::size_t d = std::size_t((k * step) % block);
+        // The same d along every axis the grid has: d (1 + n0 + n0 n1) in the flattened image.
+        std::size_t offset = 0, stride = 1;
+        for (int a = 0; a < grid.dims; ++a) {
+            offset += d * stride;
+            stride *= std::size_t(grid.n[std::size_t(a)]);
+        }
+        out.push_back(offset % grid.voxels());
+    }
+    return out;
+}
+
+std::optional<std::array<int, 3>> haarSplits(const Grid& grid, int max_levels) {
+    std::array<int, 3> splits{};
+    for (const WaveletLevel& l : waveletLevels(grid, max_levels)) ++splits[std::size_t(l.axis)];
+    const std::size_t tile = std::size_t(1) << (splits[0] + splits[1] + splits[2]);
+    if (tile > VectorSpace::kMaxHaarTile) return std::nullopt;
+    return splits;
 }
 
 std::vector<CsrMatrix> waveletMatrices(const Grid& g, WaveletKind kind, int max_levels) {

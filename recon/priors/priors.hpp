@@ -9,6 +9,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,36 @@ CsrMatrix waveletLevelMatrix(const Grid& grid, WaveletKind kind, int axis, const
 std::vector<CsrMatrix> waveletMatrices(const Grid& grid, WaveletKind kind, int max_levels = 4);
 // The same transform without matrices: one VectorSpace::waveletLevel per level; W^H W = I is its normal.
 LinearOperatorPtr waveletOperator(VectorSpace& space, const Grid& grid, WaveletKind kind, int max_levels = 4);
+// An orthogonal W whose l1 prox the transform computes itself, in fewer passes over the image than
+// a forward transform, a threshold and an adjoint would take (waveletOperator's: all of Haar's levels
+// with the shift and the threshold in one pass, VectorSpace::haarShrink, where its tiles fit).
+class ShrinkableTransform {
+public:
+    virtual ~ShrinkableTransform() = default;
+    // y = P^H W^H soft(W P x, t), P the cyclic shift by `offset` (cyclicShift's): the prox of
+    // t ||W P .||_1. y may be x.
+    virtual void shrink(const Vector& x, std::size_t offset, double t, Vector& y) const = 0;
+    // The mean of ||W P x||_1 over the shifts by `offsets` (the Averaged rule's penalty; {0}: ||W x||_1).
+    virtual double norm1(const Vector& x, const std::vector<std::size_t>& offsets) const = 0;
+};
+// The Haar tiles of waveletLevels(grid, max_levels): each axis' split count (VectorSpace::haarShrink's
+// `splits`), or nothing where a tile would exceed VectorSpace::kMaxHaarTile voxels.
+std::optional<std::array<int, 3>> haarSplits(const Grid& grid, int max_levels);
+
+// How FISTA/POGM move the wavelet grid against the image (docs/SPARSE.md, "Random shifts"):
+// Fixed: never (the fixed grid's problem, blocks and all); Random: a random cyclic shift per step
+// (BART's; the iterates never settle, each step solving a slightly different problem); Averaged:
+// each step's prox the average of the proxes over a fixed set of kAveragedShifts shifts spread over
+// the coarsest blocks (cycle spinning as a proximal average, Yu 2013: itself the prox of one convex
+// function, so the iterates converge to one image and a warm re-solve settles).
+enum class WaveletShifts { Fixed, Random, Averaged };
+inline constexpr int kAveragedShifts = 4;
+std::string toString(WaveletShifts s);
+WaveletShifts parseWaveletShifts(const std::string& s);  // "off" | "on" | "random" | "average" (InputError otherwise)
+// The offsets (cyclicShift's, of the flattened image) of the Averaged rule on `grid`: shift k moves
+// every axis by k (T / kAveragedShifts + 1) mod T voxels, T the coarsest Haar block (2^levels).
+std::vector<std::size_t> averagedShiftOffsets(const Grid& grid, int max_levels = 4);
+
 // l1 of the wavelet coefficients; W^H W = I, so its normal is the identity.
 SparseTerm waveletSparsity(VectorSpace& space, const Grid& grid, double weight, WaveletKind kind = WaveletKind::Daubechies4,
                            int max_levels = 4);

@@ -94,7 +94,7 @@ struct SolveOptions {
     // F^H F + sum_k rho_k W_k^H W_k (docs/SPARSE.md).
     PreconditionerKind admm_preconditioner = PreconditionerKind::Circulant;
     SparseSolver sparse_solver = SparseSolver::Auto;
-    bool wavelet_shifts = true;                         // FISTA/POGM: a random cyclic shift of the wavelet grid per step
+    WaveletShifts wavelet_shifts = WaveletShifts::Random;  // FISTA/POGM: how the wavelet grid moves (priors.hpp)
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.

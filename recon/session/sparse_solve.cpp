@@ -128,11 +128,14 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                          " solves one wavelet prior (its prox is exact only for an orthogonal transform); "
                          "use the admm solver for tv, anatomical-tv and sums of priors");
     const bool use_fista = one_wavelet && opts.sparse_solver != SparseSolver::Admm;
-    const Momentum momentum = opts.sparse_solver == SparseSolver::Fista  ? Momentum::Fista
+    // auto: POGM, or FISTA under the averaged shifts (POGM does not converge with them).
+    const bool fista_momentum = opts.sparse_solver == SparseSolver::Fista ||
+                                (opts.sparse_solver == SparseSolver::Auto && opts.wavelet_shifts == WaveletShifts::Averaged);
+    const Momentum momentum = fista_momentum  ? Momentum::Fista
                               : opts.sparse_solver == SparseSolver::Pogm ? Momentum::Pogm
                                                                          : kAutoMomentum;
     result.solver = !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
-    std::string key = result.method + (use_fista ? " | " + result.solver + (opts.wavelet_shifts ? " shifts" : "")
+    std::string key = result.method + (use_fista ? " | " + result.solver + (" shifts " + toString(opts.wavelet_shifts))
                                                  : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
                                                        std::to_string(opts.admm_threshold_scale) + " " +
                                                        std::to_string(opts.admm_relaxation) +
@@ -197,7 +200,8 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 FistaOptions fo;
                 fo.lipschitz = normal_norm;
                 fo.momentum = momentum;
-                fo.random_shifts = opts.wavelet_shifts;
+                fo.shifts = opts.wavelet_shifts;
+                if (fo.shifts == WaveletShifts::Averaged) fo.averaged_offsets = averagedShiftOffsets(d.grid);
                 owned_fista = std::make_unique<Fista>(fourier, *fhd, dn, terms.front(), fo);
                 if (truth) owned_fista->setTruth(d.truth);
                 if (start) owned_fista->setInitial(*warm);

@@ -32,13 +32,17 @@ struct Fista::Impl {
     VectorSpace* space = nullptr;
     LinearOperatorPtr fourier;
     SparseTerm term;
+    const ShrinkableTransform* shrinker = nullptr;  // the term's own prox, where it has one (wavelets)
     FistaOptions opts;
     std::size_t n = 0;
     double data_norm2 = 0, fhd_norm = 0;
     std::mt19937_64 rng;
-    // x and F^H F x for this iterate and, FISTA, the last; FISTA's y and F^H F y; POGM's gradient
-    // steps u_k, u_{k-1} and its z_k; the prox's input v; W's scratch.
-    Vector fhd, x, x_prev, ax, ax_prev, y, ay, u, u_prev, z, v, shifted, coeffs;
+    // x and F^H F x for this iterate and, FISTA, the last; FISTA's new iterate y before it becomes x;
+    // POGM's gradient steps u_k, u_{k-1} and its z_k; the prox's input v (then the residual's
+    // vector); W's scratch where the term has no prox of its own.
+    Vector fhd, x, x_prev, ax, ax_prev, y, u, u_prev, z, v, shifted, coeffs;
+    std::vector<Vector> spins;              // the Averaged rule's proxes, one per shift
+    std::vector<std::size_t> penalty_shifts;  // the penalty's: {0}, or the Averaged rule's offsets
     double momentum = 1;  // t_k
     double zeta = 0;      // POGM's last prox step
     double data_term = 0, penalty_term = 0, residual = 1;
@@ -48,9 +52,28 @@ struct Fista::Impl {
     TruthStats truth_stats;
     double error_norm2 = 0;
 
-    // x = prox_{t ||W P_s .||_1}(in) = P_s^H W^H soft(W P_s in, t); returns the shift s.
-    std::size_t prox(const Vector& from, double threshold) {
-        const std::size_t offset = opts.random_shifts ? std::size_t(rng() % n) : 0;
+    // The step's prox of t ||W P_s .||_1 under the shift rule (random s, none, or the average over
+    // the Averaged rule's shifts) into out; true where `coeffs` then holds W out (unshifted, no fused prox).
+    bool prox(const Vector& from, double threshold, Vector& out) {
+        if (opts.shifts == WaveletShifts::Averaged) {
+            std::vector<const Vector*> parts;
+            for (std::size_t k = 0; k < spins.size(); ++k) {
+                proxAt(from, opts.averaged_offsets[k], threshold, spins[k]);
+                parts.push_back(&spins[k]);
+            }
+            space->combine(std::vector<double>(spins.size(), 1.0 / double(spins.size())), parts, out);
+            return false;
+        }
+        const std::size_t offset = opts.shifts == WaveletShifts::Random ? std::size_t(rng() % n) : 0;
+        return proxAt(from, offset, threshold, out);
+    }
+
+    // out = prox_{t ||W P_s .||_1}(in) = P_s^H W^H soft(W P_s in, t) for the shift s = offset.
+    bool proxAt(const Vector& from, std::size_t offset, double threshold, Vector& out) {
+        if (shrinker) {
+            shrinker->shrink(from, offset, threshold, out);
+            return false;
+        }
         const Vector* in = &from;
         if (offset != 0) {
             cyclicShift(*space, from, offset, shifted);
@@ -59,27 +82,44 @@ struct Fista::Impl {
         term.transform->forward(*in, coeffs);
         space->softThreshold(coeffs, threshold, coeffs);
         if (offset == 0) {
-            term.transform->adjoint(coeffs, x);
+            term.transform->adjoint(coeffs, out);
         } else {
             term.transform->adjoint(coeffs, shifted);
-            cyclicShift(*space, shifted, n - offset, x);
+            cyclicShift(*space, shifted, n - offset, out);
         }
-        return offset;
+        return offset == 0;
     }
 
-    // The cost terms (and the error against the truth) of x, from F^H F x: one pass of dots and,
-    // unless `coeffs` already holds W P_s x (after a prox), one wavelet transform; no Fourier work.
-    void evaluate(bool coeffs_hold_wx = false) {
-        std::vector<const Vector*> with{&ax, &fhd, &x};
-        if (has_truth) with.push_back(&truth);
-        const std::vector<cdouble> d = space->dots(x, with);
+    // The cost terms (and the error against the truth) of x, from F^H F x, and ||r||^2 of the
+    // residual's vector r where one is given: one pass of dots (one round trip on a GPU) and the
+    // penalty (||W x||_1, the Averaged rule's mean over its shifts: the term's fused norm, else
+    // one wavelet transform unless `coeffs` already holds W x after an unshifted prox); no Fourier
+    // work. Returns ||r||^2.
+    double evaluate(bool coeffs_hold_wx = false, const Vector* r = nullptr) {
+        std::vector<VectorSpace::VectorPair> pairs{{&x, &ax}, {&x, &fhd}, {&x, &x}};
+        if (has_truth) pairs.emplace_back(&x, &truth);
+        if (r) pairs.emplace_back(r, r);
+        const std::vector<cdouble> d = space->dotPairs(pairs);
         data_term = std::max(0.0, d[0].real() - 2 * d[1].real() + data_norm2);
         penalty_term = 0;
         if (term.weight > 0) {
-            if (!coeffs_hold_wx) term.transform->forward(x, coeffs);
-            penalty_term = term.weight * space->norm1(coeffs);
+            if (shrinker) {
+                penalty_term = term.weight * shrinker->norm1(x, penalty_shifts);
+            } else if (opts.shifts == WaveletShifts::Averaged) {
+                double sum = 0;
+                for (std::size_t offset : penalty_shifts) {
+                    cyclicShift(*space, x, offset, shifted);
+                    term.transform->forward(shifted, coeffs);
+                    sum += space->norm1(coeffs);
+                }
+                penalty_term = term.weight * sum / double(penalty_shifts.size());
+            } else {
+                if (!coeffs_hold_wx) term.transform->forward(x, coeffs);
+                penalty_term = term.weight * space->norm1(coeffs);
+            }
         }
         if (has_truth) error_norm2 = std::max(0.0, d[2].real() - 2 * d[3].real() + truth_stats.norm2);
+        return r ? d.back().real() : 0.0;
     }
 
     // Momentum off: the next step is a plain proximal gradient step from x (POGM: its first
@@ -92,27 +132,28 @@ struct Fista::Impl {
         momentum = 1;
     }
 
-    // One FISTA step up to the prox: x_prev, ax_prev = the old x, ax; returns the prox's shift.
-    std::size_t stepFista() {
+    // One FISTA step up to the prox: x_prev, ax_prev = the old x, ax; v = the new x minus the
+    // extrapolated point (the residual's vector, times 1/L); returns prox()'s.
+    bool stepFista() {
         VectorSpace& s = *space;
         const double lip = opts.lipschitz;
-        // y = x + beta (x - x_prev), and F^H F y from the two products already known.
+        // The extrapolated point e = x + beta (x - x_prev), F^H F e from the two products already
+        // known, and v = e - grad/(2L), grad = 2 (F^H F e - F^H d), in one pass.
         const double next = (1 + std::sqrt(1 + 4 * momentum * momentum)) / 2;
         const double beta = (momentum - 1) / next;
         momentum = next;
-        s.combine({1 + beta, -beta}, {&x, &x_prev}, y);
-        s.combine({1 + beta, -beta}, {&ax, &ax_prev}, ay);
-        // v = y - grad/(2L), grad = 2 (F^H F y - F^H d).
-        s.combine({1.0, -1 / lip, 1 / lip}, {&y, &ay, &fhd}, v);
-        std::swap(x, x_prev);
+        s.combine({1 + beta, -beta, -(1 + beta) / lip, beta / lip, 1 / lip}, {&x, &x_prev, &ax, &ax_prev, &fhd}, v);
+        const bool holds_wx = prox(v, term.weight / (2 * lip), y);
+        s.combine({1.0, -(1 + beta), beta}, {&y, &x, &x_prev}, v);  // the new x - e
+        // x_prev, x = x, y; the new x's F^H F product goes to ax after the swap.
+        std::swap(x_prev, x);
+        std::swap(x, y);
         std::swap(ax, ax_prev);
-        const std::size_t offset = prox(v, term.weight / (2 * lip));
-        residual = lip * std::sqrt(s.axpyNorm2(-1.0, x, y)) / fhd_norm;  // y is not needed again
-        return offset;
+        return holds_wx;
     }
 
     // One POGM step up to the prox (fista.hpp has the recursion); ax stays F^H F of the old x.
-    std::size_t stepPogm() {
+    bool stepPogm() {
         VectorSpace& s = *space;
         const double lip = opts.lipschitz, alpha = 1 / (2 * lip);
         const double next = (1 + std::sqrt(1 + 4 * momentum * momentum)) / 2;
@@ -126,11 +167,10 @@ struct Fista::Impl {
         zeta = alpha * (1 + beta + gamma);
         // v = x_{k-1} while the prox writes the new x (x_{k-1} is needed for the residual).
         std::swap(x, v);
-        const std::size_t offset = prox(z, zeta * term.weight);
-        // residual: (F^H F x_{k-1} - F^H d) - (x_k - z_k) / (2 zeta), v no longer needed.
+        const bool holds_wx = prox(z, zeta * term.weight, x);
+        // The residual's vector: (F^H F x_{k-1} - F^H d) - (x_k - z_k) / (2 zeta), v no longer needed.
         s.combine({1.0, -1.0, -1 / (2 * zeta), 1 / (2 * zeta)}, {&ax, &fhd, &x, &z}, v);
-        residual = std::sqrt(s.norm2(v)) / fhd_norm;
-        return offset;
+        return holds_wx;
     }
 };
 
@@ -158,9 +198,25 @@ Fista::Fista(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, Sp
     m.data_norm2 = data_norm2;
     m.rng.seed(opts.seed);
     VectorSpace& s = *m.space;
+    m.shrinker = dynamic_cast<const ShrinkableTransform*>(m.term.transform.get());
+    m.penalty_shifts = {0};
+    if (opts.shifts == WaveletShifts::Averaged) {
+        // The mean of the proxes is the prox of a function that depends on the step (the proximal
+        // average): FISTA's step is fixed, POGM's grows and restarts, and its iterates were
+        // measured to cycle (1.5 % apart after 3000 steps on the tests' problem, with or without restarts).
+        if (opts.momentum == Momentum::Pogm)
+            throw InputError("POGM does not converge under the averaged wavelet shifts (its prox step changes); use FISTA");
+        if (opts.averaged_offsets.empty() || opts.averaged_offsets.size() > 16)
+            throw InputError("FISTA: the averaged shift rule needs 1..16 offsets, not " + std::to_string(opts.averaged_offsets.size()));
+        for (std::size_t o : opts.averaged_offsets) {
+            if (o >= m.n) throw InputError("FISTA: a shift offset of " + std::to_string(o) + " in an image of " + std::to_string(m.n));
+            m.spins.push_back(s.make(m.n));
+        }
+        m.penalty_shifts = opts.averaged_offsets;
+    }
     for (Vector* vec : {&m.fhd, &m.x, &m.ax, &m.v, &m.shifted, &m.coeffs}) *vec = s.make(m.n);
     if (opts.momentum == Momentum::Fista)
-        for (Vector* vec : {&m.x_prev, &m.ax_prev, &m.y, &m.ay}) *vec = s.make(m.n);
+        for (Vector* vec : {&m.x_prev, &m.ax_prev, &m.y}) *vec = s.make(m.n);
     else
         for (Vector* vec : {&m.u, &m.u_prev, &m.z}) *vec = s.make(m.n);
     s.copy(rhs, m.fhd);
@@ -184,9 +240,12 @@ bool Fista::step() {
     Impl& m = *impl_;
     if (m.fhd_norm == 0) return false;  // d = 0: x = 0 is the minimiser
     const double cost_before = m.data_term + m.penalty_term;
-    const std::size_t offset = m.opts.momentum == Momentum::Pogm ? m.stepPogm() : m.stepFista();
+    const bool pogm = m.opts.momentum == Momentum::Pogm;
+    const bool holds_wx = pogm ? m.stepPogm() : m.stepFista();
     m.fourier->normal(m.x, m.ax);
-    m.evaluate(offset == 0);  // unshifted, the prox's coefficients are W x
+    // v holds the residual's vector (FISTA: times 1/L).
+    const double r2 = m.evaluate(holds_wx, &m.v);
+    m.residual = (pogm ? 1.0 : m.opts.lipschitz) * std::sqrt(r2) / m.fhd_norm;
     ++m.total;
     if (m.opts.restart && m.data_term + m.penalty_term > cost_before) {
         m.momentum = 1;  // the next step starts afresh from x (FISTA: y = x; POGM: beta = 0)

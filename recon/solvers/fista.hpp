@@ -31,6 +31,13 @@
 // Measured on radial-2d (128^2, 96 spokes, lambda 0.1): Haar with shifts 32.3 dB after 400 steps,
 // without 28.9 dB (its minimiser; ADMM 29.3 dB): the blocks of a fixed grid cost 3 dB.
 //
+// The Averaged rule (WaveletShifts, priors.hpp) instead makes each step's prox the mean of the
+// proxes over a fixed set of shifts: the prox of one convex function (the proximal average of the
+// shifted l1 norms, Yu 2013; Coifman and Donoho's cycle spinning), so the iterates converge to one
+// image and a warm re-solve after a lambda change settles; its records' penalty is the mean of the
+// shifted norms. With a ShrinkableTransform (the wavelets) each prox is the transform's own,
+// one fused pass for Haar.
+//
 // Momentum restarts when the cost rises (O'Donoghue & Candes 2015, function restart), which
 // keeps the iteration from oscillating around the minimiser.
 //
@@ -42,6 +49,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "recon/core/errors.hpp"
 #include "recon/linop/linear_operator.hpp"
@@ -55,8 +63,11 @@ enum class Momentum { Fista, Pogm };
 struct FistaOptions {
     double lipschitz = 0;          // an upper bound on ||F^H F|| (the largest eigenvalue); required
     Momentum momentum = Momentum::Fista;
-    bool random_shifts = true;     // shift W's grid by a random cyclic offset every step
-    std::uint64_t seed = 1;        // of the shifts: the same seed gives the same image
+    WaveletShifts shifts = WaveletShifts::Random;  // how W's grid moves (priors.hpp)
+    std::uint64_t seed = 1;        // of the random shifts: the same seed gives the same image
+    // The Averaged rule's offsets (cyclicShift's; 1..kMaxCombine of them): averagedShiftOffsets of the
+    // term's grid. Required for Averaged.
+    std::vector<std::size_t> averaged_offsets;
     bool restart = true;           // momentum restart when the cost rises
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "../test_support.hpp"
 #include "recon/linop/linear_operator.hpp"
@@ -325,4 +326,90 @@ TEST(PriorOperators, StencilsRejectBadShapes) {
     EXPECT_THROW(b->waveletLevel(g, 0, {8, 6, 1}, {8, 6, 1}, {1.0}, false, x, y), InputError);
     EXPECT_THROW(b->waveletLevel(g, 0, {8, 6, 1}, {8, 6, 1}, h, false, x, x), InputError);  // in place
     EXPECT_THROW(b->waveletLevel(g, 0, {8, 6, 1}, {8, 6, 1}, h, false, x, small), InputError);
+}
+
+// The fused Haar prox (VectorSpace::haarShrink, one pass of tiles with the shift folded in) against
+// its definition through the level-by-level transform (itself checked against the CSR matrices
+// above) and cyclicShift: P^H W^H soft(W P x, t), and ||W x||_1; the generic path (db4, tiles
+// too large) against the same.
+namespace {
+
+ComplexArray shrinkByDefinition(Backend& b, const LinearOperator& w, const ComplexArray& x, std::size_t offset, double t) {
+    Vector xv = b.fromHost(x), shifted = b.make(x.size()), c = b.make(x.size());
+    cyclicShift(b, xv, offset, shifted);
+    w.forward(shifted, c);
+    b.softThreshold(c, t, c);
+    w.adjoint(c, shifted);
+    cyclicShift(b, shifted, x.size() - offset % x.size(), xv);
+    return b.toHost(xv);
+}
+
+}  // namespace
+
+TEST(Wavelet, HaarShrinkEqualsTheLevelsWithTheShift) {
+    auto b = createCpuBackend(Precision::Double);
+    EXPECT_EQ(*haarSplits(Grid::make3D(128, 128, 128), 4), (std::array<int, 3>{4, 4, 4}));
+    EXPECT_EQ(*haarSplits(Grid::make2D(32, 7), 8), (std::array<int, 3>{3, 0, 0}));
+    EXPECT_FALSE(haarSplits(Grid::make2D(512, 512), 8).has_value());  // a tile of 128^2 voxels
+    int checked = 0;
+    for (const Grid& g : {Grid::make2D(32, 24), Grid::make2D(17, 16), Grid::make3D(16, 8, 12), Grid::make3D(20, 16, 8),
+                          Grid::make2D(64, 64), Grid::make2D(5, 3)}) {
+        for (int levels : {1, 2, 4, 6}) {
+            const auto splits = haarSplits(g, levels);
+            if (!splits) continue;
+            const SparseTerm term = waveletSparsity(*b, g, 1.0, WaveletKind::Haar, levels);
+            const auto* shrinker = dynamic_cast<const ShrinkableTransform*>(term.transform.get());
+            ASSERT_NE(shrinker, nullptr);
+            const ComplexArray x = randomComplex(g.voxels(), 7);
+            const ComplexArray wx = applyForward(*term.transform, x);
+            double l1 = 0;
+            for (const cdouble& c : wx) l1 += std::abs(c);
+            Vector xv = b->fromHost(x);
+            EXPECT_NEAR(b->haarNorm1(g, *splits, {0}, xv), l1, 1e-12 * l1) << g.describe() << " levels " << levels;
+            EXPECT_NEAR(shrinker->norm1(xv, {0}), l1, 1e-12 * l1);
+            // The mean over shifts: ||W P x||_1 through cyclicShift and the levels.
+            double shifted_l1 = 0;
+            Vector px = b->make(g.voxels());
+            cyclicShift(*b, xv, 37, px);
+            for (const cdouble& c : applyForward(*term.transform, b->toHost(px))) shifted_l1 += std::abs(c);
+            const double mean = (l1 + shifted_l1) / 2;
+            EXPECT_NEAR(b->haarNorm1(g, *splits, {0, 37}, xv), mean, 1e-12 * mean) << g.describe();
+            EXPECT_NEAR(shrinker->norm1(xv, {0, 37}), mean, 1e-12 * mean);
+            for (std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(37), g.voxels() - 1}) {
+                for (double t : {0.0, 0.3, 1.5}) {
+                    const std::string what = g.describe() + " levels " + std::to_string(levels) + " offset " +
+                                             std::to_string(offset) + " t " + std::to_string(t);
+                    const ComplexArray ref = shrinkByDefinition(*b, *term.transform, x, offset, t);
+                    Vector y = b->make(g.voxels());
+                    b->haarShrink(g, *splits, offset, t, xv, y);
+                    EXPECT_LT(relativeError(b->toHost(y), ref), 1e-13) << what;
+                    Vector inplace = b->fromHost(x);
+                    shrinker->shrink(inplace, offset, t, inplace);
+                    EXPECT_LT(relativeError(b->toHost(inplace), ref), 1e-13) << what;
+                    if (t == 0) EXPECT_LT(relativeError(ref, x), 1e-13) << what;  // soft(., 0) is the identity
+                    ++checked;
+                }
+            }
+        }
+    }
+    EXPECT_GT(checked, 100);
+    // The generic path (db4; Haar with tiles beyond kMaxHaarTile) computes the same definition.
+    for (auto [g, kind, levels] : {std::tuple{Grid::make2D(32, 24), WaveletKind::Daubechies4, 4},
+                                   std::tuple{Grid::make2D(512, 256), WaveletKind::Haar, 8}}) {
+        const SparseTerm term = waveletSparsity(*b, g, 1.0, kind, levels);
+        const auto* shrinker = dynamic_cast<const ShrinkableTransform*>(term.transform.get());
+        ASSERT_NE(shrinker, nullptr);
+        const ComplexArray x = randomComplex(g.voxels(), 8);
+        Vector y = b->fromHost(x);
+        shrinker->shrink(y, 101, 0.4, y);
+        EXPECT_LT(relativeError(b->toHost(y), shrinkByDefinition(*b, *term.transform, x, 101, 0.4)), 1e-13) << g.describe();
+    }
+    // Tiles that do not divide the grid, a tile too large, a negative threshold.
+    Vector x = b->make(Grid::make2D(12, 8).voxels()), y = b->make(x.size());
+    EXPECT_THROW(b->haarShrink(Grid::make2D(12, 8), {3, 0, 0}, 0, 0.1, x, y), InputError);
+    EXPECT_THROW(b->haarShrink(Grid::make2D(12, 8), {1, 1, 1}, 0, 0.1, x, y), InputError);  // a split of an absent axis
+    EXPECT_THROW(b->haarShrink(Grid::make2D(12, 8), {2, 3, 0}, 0, -0.1, x, y), InputError);
+    Vector big = b->make(256 * 64);
+    EXPECT_THROW(b->haarNorm1(Grid::make2D(256, 64), {8, 5, 0}, {0}, big), InputError);
+    EXPECT_THROW(b->haarNorm1(Grid::make2D(12, 8), {2, 3, 0}, {}, x), InputError);  // no shift
 }

@@ -157,7 +157,7 @@ TEST(Fista, ReachesTheMinimiserThatIstaConvergesTo) {
     for (bool restart : {true, false}) {
         FistaOptions o;
         o.lipschitz = lipschitz;
-        o.random_shifts = false;
+        o.shifts = WaveletShifts::Fixed;
         o.restart = restart;
         Fista fista(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), o);
         EXPECT_NEAR(fista.stepSize(), 1 / (2 * lipschitz), 1e-15);
@@ -187,6 +187,77 @@ TEST(Fista, ReachesTheMinimiserThatIstaConvergesTo) {
     }
 }
 
+// The Averaged shift rule: each step's prox is the mean of the proxes over fixed shifts, the prox of
+// one convex function (their proximal average), so FISTA and POGM converge to the one image that
+// ISTA with the same averaged prox (float64, on the host, to machine precision) converges to, and
+// settle there (unlike random shifts, whose iterates keep moving). POGM refuses the rule: its prox
+// step changes, and with it the function the averaged prox belongs to (its iterates cycled).
+TEST(Fista, AveragedShiftsConvergeToOneImage) {
+    const SmallProblem p = smallProblem();
+    OnBackend on(p);
+    const double lipschitz = gramNorm(p) * 1.01, w = 40;
+    const std::vector<std::size_t> offsets{0, 1, 9, 18};
+    const std::size_t n = p.g.voxels();
+    auto shift = [n](const ComplexArray& x, std::size_t offset) {  // cyclicShift's P: y[(i + offset) mod n] = x[i]
+        ComplexArray y(n);
+        for (std::size_t i = 0; i < n; ++i) y[(i + offset) % n] = x[i];
+        return y;
+    };
+    const CsrMatrix at = p.a.transposed();
+    ComplexArray reference(n), ax(p.d.size()), grad(n), v(n);
+    const double t = w / (2 * lipschitz);
+    for (int it = 0; it < 20000; ++it) {
+        p.a.multiply(reference.data(), ax.data());
+        for (std::size_t i = 0; i < ax.size(); ++i) ax[i] -= p.d[i];
+        at.multiply(ax.data(), grad.data());
+        for (std::size_t i = 0; i < n; ++i) v[i] = reference[i] - grad[i] / lipschitz;
+        ComplexArray mean(n);
+        for (std::size_t o : offsets) {
+            ComplexArray c = waveletForward(p, shift(v, o));
+            for (auto& ci : c) ci = std::abs(ci) > t ? ci * (1 - t / std::abs(ci)) : cdouble(0);
+            const ComplexArray back = shift(waveletAdjoint(p, c), n - o);
+            for (std::size_t i = 0; i < n; ++i) mean[i] += back[i] / double(offsets.size());
+        }
+        reference = mean;
+    }
+    // Not the fixed grid's minimiser: the shifts change the image.
+    EXPECT_GT(relativeError(reference, ista(p, w, lipschitz, 20000)), 1e-3);
+    for (bool restart : {true, false}) {
+        FistaOptions o;
+        o.lipschitz = lipschitz;
+        o.restart = restart;
+        o.shifts = WaveletShifts::Averaged;
+        o.averaged_offsets = offsets;
+        Fista alg(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), o);
+        RunOptions run;
+        run.iterations = 3000;
+        Monitor quiet;
+        const RunResult r = runIterations(alg, run, quiet);
+        const char* what = restart ? "restart" : "no restart";
+        EXPECT_LT(relativeError(r.image, reference), 1e-7) << what;
+        EXPECT_LT(r.history.back().residual, 1e-7) << what;
+        // Settled: the cost (data term and the mean of the shifted l1 norms) no longer moves.
+        const double last = r.history.back().cost();
+        for (std::size_t k = r.history.size() - 100; k < r.history.size(); ++k)
+            EXPECT_NEAR(r.history[k].cost(), last, 1e-9 * last) << what << " step " << k;
+    }
+    FistaOptions bad;
+    bad.lipschitz = lipschitz;
+    bad.shifts = WaveletShifts::Averaged;  // no offsets
+    EXPECT_THROW(Fista(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), bad), InputError);
+    bad.averaged_offsets = {n};
+    EXPECT_THROW(Fista(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), bad), InputError);
+    bad.averaged_offsets = offsets;
+    bad.momentum = Momentum::Pogm;
+    EXPECT_THROW(Fista(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), bad), InputError);
+    // The session's offsets: the same shift along every axis, spread over the coarsest block (16 on 128^3).
+    const std::size_t diagonal = 1 + 128 + 128 * 128;
+    EXPECT_EQ(averagedShiftOffsets(Grid::make3D(128, 128, 128)),
+              (std::vector<std::size_t>{0, 5 * diagonal, 10 * diagonal, 15 * diagonal}));
+    EXPECT_EQ(parseWaveletShifts("average"), WaveletShifts::Averaged);
+    EXPECT_THROW(parseWaveletShifts("sometimes"), InputError);
+}
+
 TEST(Pogm, ReachesTheMinimiserThatIstaConvergesTo) {
     const SmallProblem p = smallProblem();
     OnBackend on(p);
@@ -198,7 +269,7 @@ TEST(Pogm, ReachesTheMinimiserThatIstaConvergesTo) {
         FistaOptions o;
         o.lipschitz = lipschitz;
         o.momentum = Momentum::Pogm;
-        o.random_shifts = false;
+        o.shifts = WaveletShifts::Fixed;
         o.restart = restart;
         Fista pogm(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), o);
         RunOptions run;
@@ -236,7 +307,7 @@ TEST(Pogm, NeedsNoMoreStepsThanFista) {
             FistaOptions o;
             o.lipschitz = lipschitz;
             o.momentum = mom;
-            o.random_shifts = false;
+            o.shifts = WaveletShifts::Fixed;
             Fista alg(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), o);
             RunOptions run;
             run.iterations = 400;
@@ -259,7 +330,7 @@ TEST(Fista, IsFasterThanIstaOnTheSameProblem) {
     const double f_ref = objective(p, w, ista(p, w, lipschitz, 20000));
     FistaOptions o;
     o.lipschitz = lipschitz;
-    o.random_shifts = false;
+    o.shifts = WaveletShifts::Fixed;
     Fista fista(on.a, on.fhd, on.dn, waveletSparsity(*on.b, p.g, w, WaveletKind::Haar), o);
     RunOptions run;
     run.iterations = 100;
@@ -274,7 +345,7 @@ TEST(Fista, WeightChangeContinuesWarm) {
     OnBackend on(p);
     FistaOptions o;
     o.lipschitz = estimateNormalNorm(*on.a);
-    o.random_shifts = false;
+    o.shifts = WaveletShifts::Fixed;
     Monitor quiet;
     RunOptions run;
     run.iterations = 2000;
