@@ -205,8 +205,8 @@ TEST(CudaPreconditioner, GriddingStartReachesThePlainSolution) {
     }
 }
 
-// --preconditioner auto (the default) on the CUDA backend: the circulant for the anatomical prior,
-// plain CG for Tikhonov and finite differences; the same iterates as asking for that one.
+// --preconditioner auto (the default) on the CUDA backend, single images: the circulant for the anatomical
+// prior, plain CG for Tikhonov and finite differences; the same iterates as asking for that one.
 TEST(CudaPreconditioner, AutoIsTheCirculantForTheAnatomicalPriorOnly) {
     const auto data = simulate(demoCase("small-2d"));
     ReconstructionSession s(gpu(Precision::Single));
@@ -228,6 +228,27 @@ TEST(CudaPreconditioner, AutoIsTheCirculantForTheAnatomicalPriorOnly) {
         EXPECT_EQ(relativeError(automatic.image, chosen.image), 0.0) << toString(kind);
         EXPECT_GT(relativeError(automatic.image, other.image), 1e-4) << toString(kind);
     }
+}
+
+// For SENSE, auto is SENSE's preconditioner on the CUDA backend too: the same iterates as asking for it.
+TEST(CudaPreconditioner, AutoPreconditionsSense) {
+    const auto data = simulate(demoCase("radial-2d-8coil"));
+    ReconstructionSession s(gpu(Precision::Single));
+    s.setDataset(data);
+    EXPECT_EQ(resolvePreconditioner(PreconditionerKind::Auto, s.backend().info(), RegularizerKind::FiniteDifference, true),
+              PreconditionerKind::Circulant);
+    SolveOptions o;
+    o.coil_combination = CoilCombination::Sense;
+    o.iterations = 10;
+    o.snapshot_every = 0;
+    ASSERT_EQ(o.preconditioner, PreconditionerKind::Auto);
+    const SolveResult automatic = s.solve(o);
+    o.preconditioner = PreconditionerKind::Circulant;
+    const SolveResult chosen = s.solve(o);
+    o.preconditioner = PreconditionerKind::None;
+    const SolveResult plain = s.solve(o);
+    EXPECT_EQ(relativeError(automatic.image, chosen.image), 0.0);
+    EXPECT_GT(relativeError(automatic.image, plain.image), 1e-4);
 }
 
 }  // namespace
