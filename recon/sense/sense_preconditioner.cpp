@@ -1,6 +1,5 @@
 #include "recon/sense/sense_preconditioner.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
