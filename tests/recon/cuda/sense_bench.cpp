@@ -9,7 +9,8 @@
 //   not part of the whole), Q (Toeplitz kernel), F^H d of every coil, W (the prior), the solve
 //   (its SENSE operator, right-hand side, CG, image to host), the λ change (warm re-solve), and
 //   the coil maps (Walsh, ESPIRiT: their stages from the progress they report; one untimed estimate
-//   of each first, then --repeats rows). Between them: the normal product alone (per coil against
+//   of each first, then --repeats rows). On a GPU the whole rows run twice: every buffer through
+//   cudaMalloc/cudaFree ("cudaMalloc"), then from the stream-ordered pool ("pool", the default). Between them: the normal product alone (per coil against
 //   batched) and the λ change to convergence (its definition printed: PSNR against the truth by iteration).
 // Then the preconditioner's rows (plain CG against SENSE's preconditioner: residuals and PSNR by
 // iteration, iterations to plain CG's PSNR and to a converged image, cold and after a λ change, timed).
