@@ -54,6 +54,9 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
   --whole TOL        GPU only: instead of the tables, where the whole reconstruction's time goes
                      (each stage and its pieces), the NUFFT's oversampling and tolerance for Q and
                      F^H d (time, error, PSNR), and the whole rows with the NUFFT at TOL
+  --repeats K        (--whole) runs of each whole row (default 5): each run's stages printed,
+                     the row its median with the fastest and slowest
+  --no-breakdown     (--whole) only the whole rows
   --retune           redo GPU.Tune's search instead of reading the cache
   --no-cpu           leave out the CPU rows
   --convergence LIST instead: the circulant preconditioner's study on demo cases (NAME or
@@ -414,10 +417,12 @@ struct GpuBench {
     bool skipSlow;
     bool retune;
     double wholeTolerance = 0;  // > 0 (--whole TOL): only the stage breakdown and the whole reconstructions, at this tolerance
+    int wholeRepeats = 5;       // --repeats: runs of each whole row
+    bool breakdown = true;      // --no-breakdown: the whole rows alone
 
     void run(int iterations, int resolveIterations) {
         if (wholeTolerance > 0) {
-            breakdownRows(iterations, wholeTolerance);
+            if (breakdown) breakdownRows(iterations, wholeTolerance);
             reconstructionRows(iterations, resolveIterations, wholeTolerance, true);
             return;
         }
@@ -913,6 +918,9 @@ struct GpuBench {
                 split(Image);
                 times[Total].push_back(seconds(t1));
                 q = measureQuality(img, p.truth, false);
+                std::fprintf(stderr, "  %s, run %d: F^H d %s, Q %s, setup %s, CG %s, image %s = %s\n", name.c_str(), rep + 1,
+                             fmtTime(times[Fhd].back()).c_str(), fmtTime(times[Q].back()).c_str(), fmtTime(times[Setup].back()).c_str(),
+                             fmtTime(times[Cg].back()).c_str(), fmtTime(times[Image].back()).c_str(), fmtTime(times[Total].back()).c_str());
             }
             auto median = [&](Stage st) {
                 std::vector<double> v = times[st];
@@ -926,11 +934,12 @@ struct GpuBench {
             char buf[384];
             std::snprintf(buf, sizeof buf,
                           "median of %d: F^H d %s%s, solver setup %s, CG %s (%d it), image %s (into a fresh array: %s); "
-                          "fastest %s; %.1f %% error, %.1f dB PSNR",
+                          "fastest %s, slowest %s; %.1f %% error, %.1f dB PSNR",
                           repeats, fmtTime(median(Fhd)).c_str(), withQ ? (", Q " + fmtTime(median(Q))).c_str() : "",
                           fmtTime(median(Setup)).c_str(), fmtTime(median(Cg)).c_str(), its, fmtTime(median(Image)).c_str(),
                           fmtTime(times[Image].front()).c_str(),
-                          fmtTime(*std::min_element(times[Total].begin(), times[Total].end())).c_str(), q.error_percent,
+                          fmtTime(*std::min_element(times[Total].begin(), times[Total].end())).c_str(),
+                          fmtTime(*std::max_element(times[Total].begin(), times[Total].end())).c_str(), q.error_percent,
                           q.psnr_db);
             r.note = buf;
             if (p.n == 128) {
@@ -940,8 +949,9 @@ struct GpuBench {
             rows.push_back(r);
         };
         if (!wholeOnly) whole("tune, Q cached", {"tune"}, false, 99, 0.5, 3);
-        whole("nufft, Q cached", nufft, false, 99, kNaN, 5);
-        whole("nufft F^H d + Q + CG", nufft, true, kNaN, 70e-3, 5);
+        const int repeats = wholeOnly ? wholeRepeats : 5;
+        whole("nufft, Q cached", nufft, false, 99, kNaN, repeats);
+        whole("nufft F^H d + Q + CG", nufft, true, kNaN, 70e-3, repeats);
         // With the circulant preconditioner: as many iterations as reach the PSNR of plain CG's
         // `iterations` (counted first, untimed, the image checked after each), then timed whole;
         // for finite differences (above) and for the anatomical prior (the demo cases' default; the
@@ -959,14 +969,20 @@ struct GpuBench {
             }
             return std::make_pair(iterations, -1.0);
         };
-        whole("nufft F^H d + Q + circulant + CG", nufft, true, kNaN, 30e-3, 5,
+        whole("nufft F^H d + Q + circulant + CG", nufft, true, kNaN, 30e-3, repeats,
               itsToPlain(w, lambda, true, quality.psnr_db).first, true);
         {
             const LinearOperatorPtr anat = quadraticRegularizer(*backend, RegularizerKind::AnatomicalFiniteDifference, p.grid, &p.truth);
             const double target = itsToPlain(anat, 30, false, 0).second;
-            whole("anatomical: nufft F^H d + Q + CG", nufft, true, kNaN, 70e-3, 5, iterations, false, anat, 30);
-            whole("anatomical: nufft F^H d + Q + circulant + CG", nufft, true, kNaN, 30e-3, 5,
-                  itsToPlain(anat, 30, true, target).first, true, anat, 30);
+            whole("anatomical: nufft F^H d + Q + CG", nufft, true, kNaN, 70e-3, repeats, iterations, false, anat, 30);
+            const int its = itsToPlain(anat, 30, true, target).first;
+            if (wholeOnly) {
+                // Before the stream-ordered pool: every buffer through cudaMalloc and cudaFree (a device-wide wait).
+                cuda::setStreamOrderedAllocation(false);
+                whole("anatomical: circulant, cudaMalloc/cudaFree", nufft, true, kNaN, 30e-3, repeats, its, true, anat, 30);
+                cuda::setStreamOrderedAllocation(true);
+            }
+            whole("anatomical: nufft F^H d + Q + circulant + CG", nufft, true, kNaN, 30e-3, repeats, its, true, anat, 30);
             if (wholeOnly) {
                 // Other powers of the circulant's inverse: iterations to the same PSNR (untimed).
                 for (double e : {0.5, 1.0}) {
@@ -1000,8 +1016,8 @@ int runBenchmark(const std::vector<std::string>& args) {
         }
     Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend",
                        "toeplitz", "sparse", "priors", "whole", "lambda-change", "data-weighting",
-                       "kept-directions"},
-                {"skip-slow", "retune", "no-cpu"});
+                       "kept-directions", "repeats"},
+                {"skip-slow", "retune", "no-cpu", "no-breakdown"});
     if (auto grids = a.maybe("toeplitz")) {
         runToeplitzTiming(*grids, a.integerIn("iterations", 60, 1, 10000));
         return 0;
@@ -1042,7 +1058,8 @@ int runBenchmark(const std::vector<std::string>& args) {
     const int cpuVoxels = a.integer("cpu-voxels", 8192);
     const double wholeTolerance = a.number("whole", 0);
     if (a.maybe("whole") && !(wholeTolerance > 0 && wholeTolerance < 1)) throw UsageError("--whole expects a NUFFT tolerance like 1e-4");
-    if (samples < 1 || iterations < 1 || resolve < 0 || cpuVoxels < 1) throw UsageError("counts must be positive");
+    const int wholeRepeats = a.integer("repeats", 5);
+    if (samples < 1 || iterations < 1 || resolve < 0 || cpuVoxels < 1 || wholeRepeats < 1) throw UsageError("counts must be positive");
 
     std::vector<Row> rows;
     std::string device = "CPU: " + std::to_string(cpuThreads()) + " threads";
@@ -1071,7 +1088,8 @@ int runBenchmark(const std::vector<std::string>& args) {
             const auto props = cuda::deviceProps(0);
             cudaStream_t s = nullptr;
             cuda::check(cudaStreamCreate(&s), "stream");
-            GpuBench bench{p, props, s, rows, n <= 128, a.flag("skip-slow"), a.flag("retune"), wholeTolerance};
+            GpuBench bench{p, props, s, rows, n <= 128, a.flag("skip-slow"), a.flag("retune"), wholeTolerance, wholeRepeats,
+                           !a.flag("no-breakdown")};
             bench.run(iterations, resolve);
             cudaStreamDestroy(s);
         }

@@ -123,8 +123,8 @@ Reconstruction:
   --tolerance T          stop when the relative residual < T (default 0: run all)
   --preconditioner P     quadratic CG: auto (default) | none | circulant (the inverse of F^H F + lambda s W^H W's
                          circulant approximation: fewer iterations, same solution; SENSE: corrected by the
-                         maps' energy); auto: circulant for SENSE on the CPU and for the anatomical prior
-                         on a GPU, else none
+                         maps' energy); auto: circulant for SENSE and for the anatomical prior on a GPU,
+                         else none
   --start S              quadratic CG's and ADMM's start: zero (default) | gridding (F^H (w d) with
                          gridding's density weights, least-squares scaled: the same solution)
   --data-weighting W     quadratic CG's data term: uniform (least squares; default) | density

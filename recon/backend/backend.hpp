@@ -167,6 +167,11 @@ public:
     std::shared_ptr<const CirculantStorage> circulantSpectrum(const Grid& grid, const Vector& eig);
     // y = IFFT_N(eig .* FFT_N(x)) / grid.voxels(): the circulant applied; y may be x.
     void circulantMultiply(const CirculantStorage& c, const Vector& x, Vector& y);
+    // The SENSE preconditioner's split of the grid (recon/sense/sense_preconditioner.hpp), where the
+    // maps' energy g is: inside = 1 where Re g > fraction g_max, else 0; outside = 1 - inside; g_max
+    // (the largest of max(Re g, 0)) returned. InputError where a value is not finite, on sizes, or a
+    // fraction outside [0, 1).
+    double thresholdMasks(const Vector& g, double fraction, Vector& inside, Vector& outside);
 
 protected:
     // The primitives above, their arguments checked. For applyInverseCirculantPower: m_max is
@@ -176,6 +181,8 @@ protected:
     virtual double applyInverseCirculantPower(Vector& m, double exponent, double floor);
     virtual std::shared_ptr<const CirculantStorage> makeCirculantSpectrum(const Grid& grid, const Vector& eig);
     virtual void applyCirculantMultiply(const CirculantStorage& c, const Vector& x, Vector& y);
+    // thresholdMasks' work: g_max returned (NaN where a value is not finite: the masks then unspecified).
+    virtual double applyThresholdMasks(const Vector& g, double fraction, Vector& inside, Vector& outside);
 
 public:
     // The eigen-decomposition of A^H A for a dense complex matrix A (rows x cols, column-major),

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 #include "recon/nufft/fft.hpp"
 
@@ -216,6 +217,14 @@ void Backend::circulantMultiply(const CirculantStorage& c, const Vector& x, Vect
     applyCirculantMultiply(c, x, y);
 }
 
+double Backend::thresholdMasks(const Vector& g, double fraction, Vector& inside, Vector& outside) {
+    if (!(fraction >= 0 && fraction < 1)) throw InputError("threshold masks: the fraction " + std::to_string(fraction) + " is not in [0, 1)");
+    if (inside.size() != g.size() || outside.size() != g.size()) throw InputError("threshold masks: the masks do not match the vector's size");
+    const double largest = applyThresholdMasks(g, fraction, inside, outside);
+    if (!std::isfinite(largest)) throw InputError("threshold masks: a value is not a finite number");
+    return largest;
+}
+
 void Backend::applyCirculantEigenvalues(const CirculantFold& f, const Vector& kernel, Vector& eig) {
     const ComplexArray k = toHost(kernel);
     const Grid& g = f.grid;
@@ -251,6 +260,20 @@ double Backend::applyInverseCirculantPower(Vector& m, double exponent, double fl
     // operator's spectrum keeps its scale.
     for (cdouble& v : h) v = std::pow(std::max(v.real(), floor * largest) / largest, -exponent) / largest;
     upload(h, m);
+    return largest;
+}
+
+double Backend::applyThresholdMasks(const Vector& g, double fraction, Vector& inside, Vector& outside) {
+    const ComplexArray h = toHost(g);
+    double largest = 0;
+    for (const cdouble& v : h) {
+        if (!std::isfinite(v.real())) return std::nan("");
+        largest = std::max(largest, v.real());
+    }
+    ComplexArray in(h.size()), out(h.size());
+    for (std::size_t i = 0; i < h.size(); ++i) (h[i].real() > fraction * largest ? in : out)[i] = 1.0;
+    upload(in, inside);
+    upload(out, outside);
     return largest;
 }
 

@@ -53,6 +53,17 @@ __global__ void realPartKernel(V* x, std::size_t n, bool nonnegative) {
     x[i].y = 0;
 }
 
+template <class V>
+__global__ void thresholdMaskKernel(const V* g, std::size_t n, double threshold, V* inside, V* outside) {
+    const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+    if (i >= n) return;
+    const bool in = double(g[i].x) > threshold;
+    inside[i].x = in ? 1 : 0;
+    inside[i].y = 0;
+    outside[i].x = in ? 0 : 1;
+    outside[i].y = 0;
+}
+
 template <class V, class S>
 __global__ void scaledRealKernel(const V* x, double scale, S* out, std::size_t n) {
     const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
@@ -135,13 +146,21 @@ void inverseCirculantPowerKernel(std::complex<T>* m, std::size_t n, double large
     check(cudaGetLastError(), "circulant M^-p");
 }
 
+template <class T>
+void thresholdMasks(const std::complex<T>* g, std::size_t n, double threshold, std::complex<T>* inside, std::complex<T>* outside,
+                    cudaStream_t s) {
+    thresholdMaskKernel<<<blocksFor(n), kThreads, 0, s>>>(dev(g), n, threshold, dev(inside), dev(outside));
+    check(cudaGetLastError(), "threshold masks");
+}
+
 #define RECON_CIRCULANT_INSTANTIATE(T)                                                                                   \
     template void circulantFold<T>(std::array<int, 3>, std::array<int, 3>, std::array<int, 3>, const int*, const double*, \
                                    const std::complex<T>*, std::complex<T>*, cudaStream_t);                              \
     template void keepRealPart<T>(std::complex<T>*, std::size_t, bool, cudaStream_t);                                    \
     template void scaledRealPart<T>(const std::complex<T>*, double, T*, std::size_t, cudaStream_t);                      \
     template double largestRealPart<T>(const std::complex<T>*, std::size_t, cudaStream_t);                               \
-    template void inverseCirculantPowerKernel<T>(std::complex<T>*, std::size_t, double, double, double, cudaStream_t);
+    template void inverseCirculantPowerKernel<T>(std::complex<T>*, std::size_t, double, double, double, cudaStream_t); \
+    template void thresholdMasks<T>(const std::complex<T>*, std::size_t, double, std::complex<T>*, std::complex<T>*, cudaStream_t);
 RECON_CIRCULANT_INSTANTIATE(float)
 RECON_CIRCULANT_INSTANTIATE(double)
 

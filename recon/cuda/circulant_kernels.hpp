@@ -1,5 +1,6 @@
 // Device kernels of the circulant preconditioner (recon/backend/circulant_preconditioner.hpp):
-// the fold of a kernel onto the N grid, the eigenvalues' real parts, and M^{-p} formed in place.
+// the fold of a kernel onto the N grid, the eigenvalues' real parts, and M^{-p} formed in place;
+// SENSE's inside/outside masks.
 // The N-grid FFTs between them are cuFFT's (GpuFft).
 #pragma once
 
@@ -30,5 +31,11 @@ double largestRealPart(const std::complex<T>* x, std::size_t n, cudaStream_t s);
 template <class T>
 void inverseCirculantPowerKernel(std::complex<T>* m, std::size_t n, double largest, double exponent, double floor,
                                  cudaStream_t s);
+
+// inside = 1 where Re g > threshold, else 0; outside = 1 - inside (imaginary parts 0): the SENSE
+// preconditioner's split of the grid (Backend::thresholdMasks).
+template <class T>
+void thresholdMasks(const std::complex<T>* g, std::size_t n, double threshold, std::complex<T>* inside, std::complex<T>* outside,
+                    cudaStream_t s);
 
 }  // namespace recon::cuda

@@ -124,7 +124,7 @@ constexpr double kToeplitzNufftSigma = 1.5;
 // `a`: complex or real host values (ComplexArray, std::vector<double>).
 template <class T, class Host>
 DeviceBuffer<std::complex<T>> uploadArray(const Host& a, cudaStream_t s, const char* what) {
-    DeviceBuffer<std::complex<T>> d(std::max<std::size_t>(a.size(), 1), what);
+    DeviceBuffer<std::complex<T>> d(std::max<std::size_t>(a.size(), 1), what, s);
     if (a.empty()) return d;
     auto* h = static_cast<std::complex<T>*>(t_staging.get(a.size() * sizeof(std::complex<T>)));
     // In pieces, so the conversion of one overlaps the transfer of the one before (the 8 coils' maps
@@ -262,7 +262,7 @@ template <class T>
 void CudaToeplitz<T>::usePlans(ToeplitzFfts ffts, std::shared_ptr<const ToeplitzPlans<T>> plans) {
     n_ = grid().n;
     big_ = grid().doubled().n;
-    work_ = DeviceBuffer<C>(grid().doubled().voxels(), "Toeplitz work grid");
+    work_ = DeviceBuffer<C>(grid().doubled().voxels(), "Toeplitz work grid", stream_->get());
     if (!plans) plans = std::make_shared<const ToeplitzPlans<T>>(grid(), ffts, stream_->get());
     fft_ = plans->full;
     padded_ = plans->padded;
@@ -345,7 +345,7 @@ ComplexArray CudaToeplitz<T>::q() const {
 
 template <class T>
 Vector CudaToeplitz<T>::qVector() const {
-    Vector q(std::make_unique<DeviceStorage<T>>(work_.size(), "Q"));  // every value written below: not cleared first
+    Vector q(std::make_unique<DeviceStorage<T>>(work_.size(), "Q", stream_));  // every value written below: not cleared first
     vecCopy<T>(spectrum_.data(), work_.data(), work_.size(), stream());
     fft_->inverse(work_.data());
     halfShift<T>(big_, work_.data(), devicePointer<T>(q), true, stream());
@@ -526,7 +526,7 @@ public:
     // ------------------------------------------------------------ the vector space (one stream)
     Vector make(std::size_t n) override {
         DeviceGuard g(device_);
-        auto v = std::make_unique<DeviceStorage<T>>(n, "vector");
+        auto v = std::make_unique<DeviceStorage<T>>(n, "vector", stream_);
         vecZero<T>(v->v.data(), n, s());
         return Vector(std::move(v));
     }
@@ -705,6 +705,13 @@ protected:
             inverseCirculantPowerKernel<T>(devicePointer<T>(m), m.size(), largest, exponent, floor, s());
         return largest;
     }
+    double applyThresholdMasks(const Vector& gv, double fraction, Vector& inside, Vector& outside) override {
+        DeviceGuard g(device_);
+        const double largest = largestRealPart<T>(devicePointer<T>(gv), gv.size(), s());
+        if (std::isfinite(largest))
+            cuda::thresholdMasks<T>(devicePointer<T>(gv), gv.size(), fraction * largest, devicePointer<T>(inside), devicePointer<T>(outside), s());
+        return largest;
+    }
     std::shared_ptr<const CirculantStorage> makeCirculantSpectrum(const Grid& grid, const Vector& eig) override {
         DeviceGuard g(device_);
         DeviceBuffer<T> re(eig.size(), "circulant spectrum");
@@ -728,6 +735,14 @@ public:
         auto* o = dynamic_cast<CudaBackend<T>*>(&other);
         if (!o) return false;
         peerCopy(o->device_, devicePointer<T>(theirs), device_, devicePointer<T>(mine), mine.size(), "peer copy in");
+        // Their later work (a stream-ordered free of `theirs` among it) waits for this copy.
+        DeviceGuard g(device_);
+        cudaEvent_t copied = nullptr;
+        check(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming), "peer copy in");
+        const cudaError_t recorded = cudaEventRecord(copied, s());
+        const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(o->s(), copied, 0) : recorded;
+        cudaEventDestroy(copied);
+        check(waited, "peer copy in");
         return true;
     }
     bool pushTo(const Vector& mine, VectorSpace& other, Vector& theirs) override {
@@ -754,7 +769,7 @@ public:
     std::shared_ptr<const Vector> adjointOnBackend(const Trajectory& t, const ComplexArray& c, const SampleGrid& g,
                                                    const FourierMethod& m, const Progress& progress) override {
         checkSizes(t, c.size(), "adjoint sum");
-        return std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(adjointDevice(t, c, g, m, progress)));
+        return std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(adjointDevice(t, c, g, m, progress), stream_));
     }
 
     // Every coil's NUFFT adjoint from one upload (converted on the host's cores) with the one
@@ -770,10 +785,10 @@ public:
         progress.update(0.0);
         GpuNufft<T>& plan = nufftPlan(t, g, SpreadKernel::forTolerance(m.tolerance), true);
         // Coil k converted on the host's cores while the device sums coil k - 1.
-        DeviceBuffer<C> dc(c.size(), "adjoint-sum input (every coil)");
+        DeviceBuffer<C> dc(c.size(), "adjoint-sum input (every coil)", s());
         auto* h = static_cast<C*>(t_staging.get(c.size() * sizeof(C)));
         std::vector<DeviceBuffer<C>> images;  // allocated first: an allocation may wait for the device
-        for (int k = 0; k < coils; ++k) images.emplace_back(g.points(), "adjoint-sum output");
+        for (int k = 0; k < coils; ++k) images.emplace_back(g.points(), "adjoint-sum output", s());
         for (int k = 0; k < coils; ++k) {
             const std::int64_t first = std::int64_t(std::size_t(k) * samples), end = first + std::int64_t(samples);
 #pragma omp parallel for if (samples > 65536)
@@ -783,7 +798,7 @@ public:
             plan.adjoint(dc.data() + first, images[std::size_t(k)].data());
         }
         std::vector<std::shared_ptr<const Vector>> out;
-        for (auto& image : images) out.push_back(std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(std::move(image))));
+        for (auto& image : images) out.push_back(std::make_shared<const Vector>(std::make_unique<DeviceStorage<T>>(std::move(image), stream_)));
         check(cudaStreamSynchronize(s()), "NUFFT adjoints");
         progress.update(1.0);
         return out;
@@ -998,7 +1013,7 @@ private:
         DeviceGuard dg(device_);
         MethodSpec spec = parseMethod(m.name);
         if (spec.kind == MethodKind::Multi) spec.kind = MethodKind::Direct;
-        DeviceBuffer<C> out(g.points(), "adjoint-sum output");
+        DeviceBuffer<C> out(g.points(), "adjoint-sum output", s());
         if (spec.kind == MethodKind::Nufft) {
             GpuNufft<T>& plan = nufftPlan(t, g, SpreadKernel::forTolerance(m.tolerance, sigma), true);
             plan.adjoint(dc.data(), out.data());

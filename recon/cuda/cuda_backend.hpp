@@ -52,12 +52,15 @@ struct ToeplitzPlans {
 // for the paper's 853,776 coordinates, twice per reconstruction).
 std::uint64_t trajectoryFingerprint(const Trajectory& t);
 
-// A Vector's storage on the CUDA backend: a device array in the working precision.
+// A Vector's storage on the CUDA backend: a device array in the working precision. With a stream:
+// allocated and freed in that stream's order (the backend's; it is kept alive until the free).
 template <class T>
 struct DeviceStorage final : VectorStorage {
     DeviceStorage(std::size_t n, const char* what) : v(n, what) {}
-    explicit DeviceStorage(DeviceBuffer<std::complex<T>>&& b) : v(std::move(b)) {}
+    DeviceStorage(std::size_t n, const char* what, std::shared_ptr<Stream> s) : stream(std::move(s)), v(n, what, stream->get()) {}
+    explicit DeviceStorage(DeviceBuffer<std::complex<T>>&& b, std::shared_ptr<Stream> s = nullptr) : stream(std::move(s)), v(std::move(b)) {}
     std::size_t size() const override { return v.size(); }
+    std::shared_ptr<Stream> stream;  // declared before v: destroyed after it
     DeviceBuffer<std::complex<T>> v;
 };
 // The device array behind a Vector of this backend (InputError for another backend's vector).

@@ -1,8 +1,11 @@
 #include "recon/cuda/cuda_util.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace recon::cuda {
 
@@ -87,6 +90,80 @@ void release(void* p) noexcept {
         }
     }
     cudaFree(p);
+}
+
+namespace {
+std::atomic<bool> g_stream_ordered{true};
+
+// The default pool of the current device keeps kPoolKeepFraction of its memory across
+// synchronisations (by default it returns everything at each one); false where the device has no pools.
+bool poolReady() {
+    static std::mutex mutex;
+    static std::vector<int> state;  // per device: 0 not set up, 1 ready, 2 no pools
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (state.size() <= std::size_t(device)) state.resize(std::size_t(device) + 1, 0);
+    int& st = state[std::size_t(device)];
+    if (st == 0) {
+        int pools = 0;
+        cudaMemPool_t pool = nullptr;
+        std::size_t free = 0, total = 0;
+        if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && pools &&
+            cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess && cudaMemGetInfo(&free, &total) == cudaSuccess) {
+            std::uint64_t keep = std::uint64_t(double(total) * kPoolKeepFraction);
+            st = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess ? 1 : 2;
+        } else {
+            st = 2;
+        }
+        cudaGetLastError();
+    }
+    return st == 1;
+}
+}  // namespace
+
+void setStreamOrderedAllocation(bool on) { g_stream_ordered = on; }
+bool streamOrderedAllocation() { return g_stream_ordered; }
+
+void* allocate(std::size_t bytes, const char* what, cudaStream_t stream, bool* ordered) {
+    *ordered = false;
+    if (!g_stream_ordered || !poolReady()) return allocate(bytes, what);
+    MemoryCap& c = memoryCap();
+    {
+        std::lock_guard<std::mutex> lock(c.mutex);
+        if (c.cap && c.held + bytes > c.cap) throw OutOfMemory(std::string("GPU ") + what + " (memory cap)", bytes);
+    }
+    void* p = nullptr;
+    cudaError_t e = cudaMallocAsync(&p, bytes, stream);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        throw OutOfMemory(std::string("GPU ") + what, bytes);
+    }
+    check(e, what);
+    *ordered = true;
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.cap) {
+        c.sizes[p] = bytes;
+        c.held += bytes;
+    }
+    return p;
+}
+
+void release(void* p, cudaStream_t stream, bool ordered) noexcept {
+    if (!ordered) return release(p);
+    if (!p) return;
+    {
+        MemoryCap& c = memoryCap();
+        std::lock_guard<std::mutex> lock(c.mutex);
+        if (auto it = c.sizes.find(p); it != c.sizes.end()) {
+            c.held -= it->second;
+            c.sizes.erase(it);
+        }
+    }
+    cudaFreeAsync(p, stream);
 }
 
 int deviceCount() {

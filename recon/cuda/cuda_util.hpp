@@ -54,6 +54,20 @@ void setDeviceMemoryCap(std::size_t bytes);
 void* allocate(std::size_t bytes, const char* what);
 void release(void* p) noexcept;
 
+// Stream-ordered allocation for buffers used on one stream only (a backend's vectors, a Toeplitz
+// kernel's grids): cudaMallocAsync from the device's default memory pool, freed in the stream's
+// order (cudaFreeAsync). cudaFree waits for the whole device and cudaMalloc maps pages each time;
+// the pool keeps up to kPoolKeepFraction of the device's memory that was freed for the next
+// allocation (a session's repeated solves reuse their grids) and returns the rest at
+// synchronisation. *ordered says which way it went (false: allocate() above, where switched off
+// or where the device has no memory pools).
+inline constexpr double kPoolKeepFraction = 1.0 / 16;
+void* allocate(std::size_t bytes, const char* what, cudaStream_t stream, bool* ordered);
+void release(void* p, cudaStream_t stream, bool ordered) noexcept;
+// On by default; off: every buffer through cudaMalloc/cudaFree (the benchmark's before/after).
+void setStreamOrderedAllocation(bool on);
+bool streamOrderedAllocation();
+
 // A typed, move-only device array of `size()` elements. Element types are host
 // types (float, std::complex<float>, ...); kernels reinterpret complex as float2/double2.
 template <class T>
@@ -63,13 +77,20 @@ public:
     DeviceBuffer(std::size_t n, const char* what) : n_(n) {
         if (n) p_ = static_cast<T*>(allocate(n * sizeof(T), what));
     }
-    ~DeviceBuffer() { release(p_); }
-    DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+    // Stream-ordered (see allocate above): only for a buffer that no other stream touches.
+    DeviceBuffer(std::size_t n, const char* what, cudaStream_t stream) : n_(n), stream_(stream) {
+        if (n) p_ = static_cast<T*>(allocate(n * sizeof(T), what, stream, &ordered_));
+    }
+    ~DeviceBuffer() { release(p_, stream_, ordered_); }
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), stream_(o.stream_), ordered_(std::exchange(o.ordered_, false)) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         if (this != &o) {
-            release(p_);
+            release(p_, stream_, ordered_);
             p_ = std::exchange(o.p_, nullptr);
             n_ = std::exchange(o.n_, 0);
+            stream_ = o.stream_;
+            ordered_ = std::exchange(o.ordered_, false);
         }
         return *this;
     }
@@ -97,6 +118,8 @@ public:
 private:
     T* p_ = nullptr;
     std::size_t n_ = 0;
+    cudaStream_t stream_ = nullptr;
+    bool ordered_ = false;  // freed with cudaFreeAsync on stream_
 };
 
 // Device facts the backend, the tuner and the benchmark use.

@@ -8,7 +8,8 @@
 // c_d and c_p the circulants' diagonals (their eigenvalues' means): Jacobi's diagonal over the
 // circulant's own. M^{-1} stays Hermitian positive definite, so CG stays valid and converges to
 // the same solution; where g = 1, D = 1 and it is the single-coil preconditioner. Everything
-// is on the backend (the maps' energy once, D per weight: one combination and one power).
+// is on the backend (the maps' energy and its inside/outside masks once, Backend::thresholdMasks;
+// D per weight: one combination and two powers): on a GPU nothing crosses to the host.
 #pragma once
 
 #include <vector>

@@ -243,6 +243,24 @@ TEST(CirculantPreconditioner, ImpulseEigenvaluesOfTheRegularisers) {
     }
 }
 
+// The SENSE preconditioner's split (the backends' default, on the host): inside where the value
+// exceeds the fraction of the largest real part, outside elsewhere (negative values too), the
+// largest returned; a non-finite value, a fraction outside [0, 1) and masks of another size named.
+TEST(CirculantPreconditioner, ThresholdMasksSplitAtAFractionOfTheLargest) {
+    auto backend = createCpuBackend(Precision::Double);
+    const ComplexArray g{0.5, -3.0, 2.0, cdouble(0.2, 5.0), 0.21, 0.0};
+    Vector inside = backend->make(g.size()), outside = backend->make(g.size());
+    EXPECT_EQ(backend->thresholdMasks(backend->fromHost(g), 0.1, inside, outside), 2.0);
+    EXPECT_EQ(backend->toHost(inside), (ComplexArray{1.0, 0.0, 1.0, 0.0, 1.0, 0.0}));
+    EXPECT_EQ(backend->toHost(outside), (ComplexArray{0.0, 1.0, 0.0, 1.0, 0.0, 1.0}));
+    ComplexArray bad = g;
+    bad[2] = std::nan("");
+    EXPECT_THROW(backend->thresholdMasks(backend->fromHost(bad), 0.1, inside, outside), InputError);
+    EXPECT_THROW(backend->thresholdMasks(backend->fromHost(g), 1.0, inside, outside), InputError);
+    Vector short_mask = backend->make(5);
+    EXPECT_THROW(backend->thresholdMasks(backend->fromHost(g), 0.1, short_mask, outside), InputError);
+}
+
 TEST(CirculantPreconditioner, BadInputIsNamed) {
     const Grid g = Grid::make2D(4, 4);
     EXPECT_THROW(circulantEigenvalues(g, ComplexArray(10), CirculantApproximation::Chan), InputError);

@@ -9,7 +9,8 @@
 //   not part of the whole), Q (Toeplitz kernel), F^H d of every coil, W (the prior), the solve
 //   (its SENSE operator, right-hand side, CG, image to host), the λ change (warm re-solve), and
 //   the coil maps (Walsh, ESPIRiT: their stages from the progress they report; one untimed estimate
-//   of each first, then --repeats rows). Between them: the normal product alone (per coil against
+//   of each first, then --repeats rows). On a GPU the whole rows run twice: every buffer through
+//   cudaMalloc/cudaFree ("cudaMalloc"), then from the stream-ordered pool ("pool", the default). Between them: the normal product alone (per coil against
 //   batched) and the λ change to convergence (its definition printed: PSNR against the truth by iteration).
 // Then the preconditioner's rows (plain CG against SENSE's preconditioner: residuals and PSNR by
 // iteration, iterations to plain CG's PSNR and to a converged image, cold and after a λ change, timed).
@@ -446,13 +447,15 @@ int main(int argc, char** argv) {
             return 0;
         }
         run(b, data, truth_maps, iterations, PreconditionerKind::Circulant);  // warm-up: plans, cuFFT, the tuning cache
-        for (int r = 0; r < 2 * repeats; ++r) {
+        // Before the stream-ordered pool (every buffer through cudaMalloc and cudaFree), then with it.
+        for (int r = 0; r < 4 * repeats; ++r) {
+            if (!cpu) cuda::setStreamOrderedAllocation(r >= 2 * repeats);
             const PreconditionerKind pk = r % 2 ? PreconditionerKind::Circulant : PreconditionerKind::None;
             const Row row = run(b, data, truth_maps, iterations, pk);
             const double cg = row.solve.seconds;
-            std::printf("%-5s whole %.3f s = prewhiten %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it;"
+            std::printf("%s%-5s whole %.3f s = prewhiten %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it;"
                         " operator, rhs, image to host %.3f) + rest %.3f | lambda change (%d its) %.3f s (CG %.3f), (%d its) %.3f s\n",
-                        toString(pk).c_str(), row.t.at("whole"), row.t.at("prewhiten"), row.t.at("Q"), row.t.at("F^H d"), row.t.at("W"), row.t.at("solve"),
+                        cpu ? "" : r >= 2 * repeats ? "pool " : "cudaMalloc ", toString(pk).c_str(), row.t.at("whole"), row.t.at("prewhiten"), row.t.at("Q"), row.t.at("F^H d"), row.t.at("W"), row.t.at("solve"),
                         cg, 1e3 * cg / iterations, row.t.at("solve") - cg,
                         row.t.at("whole") - row.t.at("prewhiten") - row.t.at("Q") - row.t.at("F^H d") - row.t.at("W") - row.t.at("solve"),
                         iterations, row.t.at("lambda change"), row.relambda.seconds, std::max(1, iterations / 3),

@@ -11,6 +11,7 @@
 #include "gpu_test_support.hpp"
 #include "recon/backend/circulant_preconditioner.hpp"
 #include "recon/session/demo_cases.hpp"
+#include "recon/sense/sense_preconditioner.hpp"
 #include "recon/session/reconstruction.hpp"
 
 using namespace recon;
@@ -31,6 +32,58 @@ TEST(CudaPreconditioner, AppliesLikeTheCpuBackend) {
     const ComplexArray a = applyForward(*inverseCirculant(*dev, g, data, penalty, 0.3, 0.5), x);
     const ComplexArray b = applyForward(*inverseCirculant(*cpu, g, data, penalty, 0.3, 0.5), x);
     EXPECT_LT(relativeError(a, b), 1e-12);
+}
+
+// SENSE's preconditioner formed on the device (the inside/outside masks from the maps' energy
+// there, D, D^{-p/2} and Jacobi outside) and applied there equals the CPU backend's, with and without
+// the penalty, in float64 and (to float32's rounding) in float32; the masks are their definition.
+TEST(CudaPreconditioner, SenseAppliesLikeTheCpuBackend) {
+    const Grid g = Grid::make3D(12, 10, 8);
+    const std::size_t n = g.voxels();
+    std::vector<double> data(n), penalty(n);
+    ComplexArray energy(n);
+    double largest = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        data[k] = 0.5 + double((k * 13) % 7);
+        penalty[k] = double(k % 5);
+        const double r = double((k * 7) % 11);
+        energy[k] = 0.01 + r * r / 50;  // 4 of 11 residues at or below a tenth of the largest (2.01)
+        largest = std::max(largest, energy[k].real());
+    }
+    auto cpu = createCpuBackend(Precision::Double);
+    const ComplexArray x = randomComplex(n, 67);
+    auto apply = [&](Backend& b, double weight) {
+        const SensePreconditioner sp(b, b.fromHost(energy));
+        ComplexArray d(data.begin(), data.end()), p(penalty.begin(), penalty.end());
+        const Vector dv = b.fromHost(d), pv = b.fromHost(p);
+        LinearOperatorPtr c = weight > 0 ? inverseCirculant(b, g, dv, {weight}, {&pv}, kSenseCirculantExponent)
+                                         : inverseCirculant(b, g, dv, {}, {}, kSenseCirculantExponent);
+        return applyForward(*sp.make(std::move(c), dv, weight > 0 ? &pv : nullptr, weight, kSenseCirculantExponent), x);
+    };
+    for (const Precision prec : {Precision::Double, Precision::Single}) {
+        auto dev = gpu(prec);
+        for (double weight : {0.0, 0.3}) {
+            const ComplexArray a = apply(*dev, weight), b = apply(*cpu, weight);
+            EXPECT_LT(relativeError(a, b), prec == Precision::Double ? 1e-12 : 2e-6) << weight;
+        }
+        Vector inside = dev->make(n), outside = dev->make(n);
+        const double got = dev->thresholdMasks(dev->fromHost(energy), SensePreconditioner::kInside, inside, outside);
+        EXPECT_NEAR(got, largest, prec == Precision::Double ? 0.0 : 1e-6 * largest);
+        const ComplexArray in = dev->toHost(inside), out = dev->toHost(outside);
+        std::size_t outside_count = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            const double expected = energy[k].real() > SensePreconditioner::kInside * largest ? 1.0 : 0.0;
+            ASSERT_EQ(in[k], cdouble(expected)) << k;
+            ASSERT_EQ(out[k], cdouble(1.0 - expected)) << k;
+            outside_count += std::size_t(1.0 - expected);
+        }
+        EXPECT_GT(outside_count, n / 4);
+        EXPECT_LT(outside_count, n / 2);
+        ComplexArray bad = energy;
+        bad[5] = std::nan("");
+        EXPECT_THROW(dev->thresholdMasks(dev->fromHost(bad), 0.1, inside, outside), InputError);
+        EXPECT_THROW(SensePreconditioner(*dev, dev->make(n)), InputError);  // maps zero everywhere
+    }
 }
 
 // Q folded onto the N grid and transformed on the device (T. Chan's and Strang's) against the
@@ -152,8 +205,8 @@ TEST(CudaPreconditioner, GriddingStartReachesThePlainSolution) {
     }
 }
 
-// --preconditioner auto (the default) on the CUDA backend: the circulant for the anatomical prior,
-// plain CG for Tikhonov and finite differences; the same iterates as asking for that one.
+// --preconditioner auto (the default) on the CUDA backend, single images: the circulant for the anatomical
+// prior, plain CG for Tikhonov and finite differences; the same iterates as asking for that one.
 TEST(CudaPreconditioner, AutoIsTheCirculantForTheAnatomicalPriorOnly) {
     const auto data = simulate(demoCase("small-2d"));
     ReconstructionSession s(gpu(Precision::Single));
@@ -175,6 +228,27 @@ TEST(CudaPreconditioner, AutoIsTheCirculantForTheAnatomicalPriorOnly) {
         EXPECT_EQ(relativeError(automatic.image, chosen.image), 0.0) << toString(kind);
         EXPECT_GT(relativeError(automatic.image, other.image), 1e-4) << toString(kind);
     }
+}
+
+// For SENSE, auto is SENSE's preconditioner on the CUDA backend too: the same iterates as asking for it.
+TEST(CudaPreconditioner, AutoPreconditionsSense) {
+    const auto data = simulate(demoCase("radial-2d-8coil"));
+    ReconstructionSession s(gpu(Precision::Single));
+    s.setDataset(data);
+    EXPECT_EQ(resolvePreconditioner(PreconditionerKind::Auto, s.backend().info(), RegularizerKind::FiniteDifference, true),
+              PreconditionerKind::Circulant);
+    SolveOptions o;
+    o.coil_combination = CoilCombination::Sense;
+    o.iterations = 10;
+    o.snapshot_every = 0;
+    ASSERT_EQ(o.preconditioner, PreconditionerKind::Auto);
+    const SolveResult automatic = s.solve(o);
+    o.preconditioner = PreconditionerKind::Circulant;
+    const SolveResult chosen = s.solve(o);
+    o.preconditioner = PreconditionerKind::None;
+    const SolveResult plain = s.solve(o);
+    EXPECT_EQ(relativeError(automatic.image, chosen.image), 0.0);
+    EXPECT_GT(relativeError(automatic.image, plain.image), 1e-4);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ TEST(CudaSense, EightCoilSolveMatchesTheCpu) {
     o.iterations = 15;
     o.lambda = 0.05;
     o.coil_combination = CoilCombination::Sense;
-    // Plain CG on both (auto preconditions SENSE on the CPU only: resolvePreconditioner).
+    // Plain CG on both (the preconditioned solves are compared in CudaPreconditioner.SenseAppliesLikeTheCpuBackend).
     o.preconditioner = PreconditionerKind::None;
     ReconstructionSession cpu(createCpuBackend(Precision::Single)), dev(gpu(Precision::Single));
     cpu.setDataset(data);
