@@ -219,13 +219,14 @@ TEST(SenseSparse, LambdaScaleCarriesTheMapsEnergy) {
     EXPECT_GT(different, 0.05);
 }
 
-// 8 coils, 64^2, 24 spokes (about 4x below Nyquist), the demo case's noise: SENSE + TV beats
+// 8 coils, 64^2, 12 spokes (about 8x below Nyquist), SNR 25 dB: SENSE + TV beats
 // SENSE with the quadratic prior and coil-by-coil TV + sum of squares, best lambda of a sweep
 // each; SENSE + wavelets (POGM over E^H E) beats SENSE + l2 too. A warm lambda change continues.
 TEST(SenseSparse, TotalVariationBeatsSenseL2AndCoilByCoilTv) {
-    const CaseSpec spec = smallMultiCoil(64, 24, 8);
+    CaseSpec spec = smallMultiCoil(64, 12, 8);
+    spec.snr_db = 25;
     const auto data = simulate(spec);
-    ReconstructionSession session(std::shared_ptr<Backend>(createCpuBackend(Precision::Double)));
+    ReconstructionSession session(std::shared_ptr<Backend>(createCpuBackend(Precision::Single)));
     session.setDataset(data);
     auto best = [&](RegularizerKind kind, CoilCombination comb, std::vector<double> lambdas, double* best_lambda = nullptr) {
         double psnr = -1e9;
@@ -246,15 +247,16 @@ TEST(SenseSparse, TotalVariationBeatsSenseL2AndCoilByCoilTv) {
         return psnr;
     };
     double tv_lambda = 0;
-    const double sense_tv = best(RegularizerKind::TotalVariation, CoilCombination::Sense, {0.1, 0.3, 1.0}, &tv_lambda);
+    const double sense_tv = best(RegularizerKind::TotalVariation, CoilCombination::Sense, {0.05, 0.1, 0.2, 0.4}, &tv_lambda);
     const double sense_wavelet = best(RegularizerKind::Wavelet, CoilCombination::Sense, {0.1, 0.3, 1.0});
     const double sense_l2 = best(RegularizerKind::FiniteDifference, CoilCombination::Sense, {0.01, 0.03, 0.1, 0.3});
-    const double sos_tv = best(RegularizerKind::TotalVariation, CoilCombination::SumOfSquares, {0.03, 0.1, 0.3});
-    std::printf("8 coils, 64^2, 24 spokes: SENSE+TV %.2f dB, SENSE+wavelet %.2f dB, SENSE+fd %.2f dB, coil-by-coil TV %.2f dB\n",
+    const double sos_tv = best(RegularizerKind::TotalVariation, CoilCombination::SumOfSquares, {0.05, 0.1, 0.2, 0.4});
+    std::printf("8 coils, 64^2, 12 spokes: SENSE+TV %.2f dB, SENSE+wavelet %.2f dB, SENSE+fd %.2f dB, coil-by-coil TV %.2f dB\n",
                 sense_tv, sense_wavelet, sense_l2, sos_tv);
-    EXPECT_GT(sense_tv, sense_l2 + 1.0);
+    // Measured (single precision): TV 25.21 dB (lambda 0.2), wavelet 24.02 (0.1), fd 21.40 (0.1), coil-by-coil TV 23.26 (0.2).
+    EXPECT_GT(sense_tv, sense_l2 + 2.5);
     EXPECT_GT(sense_tv, sos_tv + 1.0);
-    EXPECT_GT(sense_wavelet, sense_l2 + 0.5);
+    EXPECT_GT(sense_wavelet, sense_l2 + 1.5);
 
     // A lambda change continues the resident SENSE ADMM warm and lands where a cold solve does.
     SolveOptions o;
@@ -274,11 +276,11 @@ TEST(SenseSparse, TotalVariationBeatsSenseL2AndCoilByCoilTv) {
     const SolveResult cold = session.solve(o);
     EXPECT_NEAR(measureQuality(warm.image, data->truth, false).psnr_db, measureQuality(cold.image, data->truth, false).psnr_db, 0.3);
 
-    // lambda auto on the SENSE system: within 1.5 dB of the sweep's best.
+    // lambda auto on the SENSE system: within 1 dB of the sweep's best (measured 0.238: 25.23 dB).
     CallbackMonitor quiet;
     const LambdaChoice c = session.suggestLambda(o, quiet);
     o.lambda = c.lambda;
     const double auto_psnr = measureQuality(session.solve(o).image, data->truth, false).psnr_db;
     std::printf("  lambda auto %.3g (%s): %.2f dB\n", c.lambda, c.rule.c_str(), auto_psnr);
-    EXPECT_GT(auto_psnr, sense_tv - 1.5);
+    EXPECT_GT(auto_psnr, sense_tv - 1.0);
 }
