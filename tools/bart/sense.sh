@@ -26,16 +26,18 @@
 # --sparse "tv wavelet": also SENSE with the sparse priors, ours (--coil-combine sense --regularizer tv|wavelet,
 #          --sparse-iterations, our ESPIRiT maps) against `bart pics -R T:F:0:lambda` (ADMM) and
 #          `-R W:F:0:lambda --wavelet haar -e` (FISTA) with ecalib's maps, --pics-sparse-iterations, best
-#          lambda of --sparse-lambdas / --pics-sparse-lambdas each (a sparse lambda is a threshold in image
-#          units on both sides, not convertible: docs/SPARSE.md), and coil-by-coil TV (tv only); each
-#          best timed whole (ours with its maps, BART with ecalib) in the same turns.
+#          lambda of --sparse-lambdas / --pics-sparse-lambdas each, and coil-by-coil TV (tv only); each
+#          best timed whole (ours with its maps, BART with ecalib) in the same turns. Our sparse lambda is a
+#          threshold in image units (docs/SPARSE.md), and this data's images are about 1e5 (the scale
+#          N^d / C times the maps' root sum of squares): by default ours sweeps 0.1, 0.3, 1, 3 and 10 times
+#          what our --lambda auto chooses for each prior.
 set -euo pipefail
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
 dims=2 n=128 spokes=64 coils=8 noise=0 iterations=60 repeat=3 fewer="5 10 15 20 30 40" timed_rows="tikhonov sos"
 sparse="" sparse_iterations=200 pics_sparse_iterations=300
-sparse_lambdas="0.01 0.03 0.1 0.3 1" pics_sparse_lambdas="0.0003 0.001 0.003 0.01 0.03"
+sparse_lambdas="" pics_sparse_lambdas="0.0001 0.0003 0.001 0.003 0.01"
 pics_lambdas="0 0.0001 0.0003 0.001 0.003 0.01 0.03 0.1 0.3 1"
 ours_lambdas=""  # default: pics' grid in our units
 cli=${RECONSTUDIO_CLI:-reconstudio-cli}
@@ -135,8 +137,12 @@ declare -A pics_name=([tv]="pics -R T:$flags:0:lambda (ADMM)" [wavelet]="pics -R
 declare -A sense_sparse pics_sparse
 sos_tv=""
 best_sparse_ours() {  # best_sparse_ours OPTIONS... -> "psnr error lambda"
-    local top="" l j p
-    for l in $sparse_lambdas; do
+    local top="" l j p grid=$sparse_lambdas
+    if [[ -z $grid ]]; then
+        l=$(field "$(run_iterations=$sparse_iterations ours_run "$@" --lambda auto)" lambda)
+        for f in 0.1 0.3 1 3 10; do grid+=" $(echo "$l * $f" | bc -l)"; done
+    fi
+    for l in $grid; do
         j=$(run_iterations=$sparse_iterations ours_run "$@" --lambda "$l")
         p=$(field "$j" psnr_db)
         if better "$p" "$top"; then top="$p $(field "$j" error_percent) $l"; fi
