@@ -2,6 +2,9 @@
 // wavelet term, ADMM (recon/solvers/admm.hpp) otherwise, over the session's cached F (Toeplitz
 // normal) and F^H d, with the priors' transforms and FISTA's bound on ||F^H F|| built once per
 // data set and the last single-coil solve kept resident, so a lambda change continues warm.
+// SENSE (coil_combination sense): the same solvers over E (SenseSystem: its normal sum_c S_c^H T S_c)
+// and E^H d, one solve for all coils, s with the maps' energy (senseLambdaScale), ADMM's circulant
+// corrected by the maps' energy (SensePreconditioner), FISTA's step from ||E^H E|| (docs/SENSE.md).
 #include <algorithm>
 #include <array>
 #include <chrono>
