@@ -575,11 +575,11 @@ int cmdCompare(const std::vector<std::string>& args) {
     SolveResult it = runIterative(session, opts, bar);
     bar.done();
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // The quadratic priors keep the row name "iterative" (tools/bart and scripts read it); a sparse prior
-    // names itself, and multi-coil data name the coil combination.
-    const std::string iterative_name = d.coils > 1             ? "iterative-" + toString(opts.coil_combination)
-                                       : isSparse(opts.regularizer) ? "iterative-" + toString(opts.regularizer)
-                                                                    : "iterative";
+    // The quadratic priors keep the row name "iterative" (tools/bart and scripts read it); multi-coil data
+    // name the coil combination, and a sparse prior names itself after it (iterative-sense-tv).
+    const std::string prior_suffix = isSparse(opts.regularizer) ? "-" + toString(opts.regularizer) : "";
+    const std::string iterative_name =
+        (d.coils > 1 ? "iterative-" + toString(opts.coil_combination) : std::string("iterative")) + prior_suffix;
     rows.push_back({iterative_name, total, measure(it.image, false), opts.lambda});
     if (d.coils > 1) {
         // Multi-coil data: SENSE and coil-by-coil sum of squares side by side.
@@ -590,7 +590,7 @@ int cmdCompare(const std::vector<std::string>& args) {
         SolveResult alt = runIterative(session, other, bar);
         bar.done();
         const double alt_total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-        rows.push_back({"iterative-" + toString(other.coil_combination), alt_total, measure(alt.image, false), opts.lambda});
+        rows.push_back({"iterative-" + toString(other.coil_combination) + prior_suffix, alt_total, measure(alt.image, false), opts.lambda});
     }
     std::optional<Quality> floor;
     if (l.spec && d.hasTruth() && !a.flag("no-floor")) floor = cartesianFloor(*l.spec, d, *backend);

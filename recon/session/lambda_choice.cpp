@@ -2,6 +2,7 @@
 // rests on. The rules and their calibration: docs/CONVENTIONS.md, "lambda chosen for the user".
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -164,20 +165,26 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
     const RegularizerKind kind = opts.priors.empty() ? opts.regularizer : opts.priors.front().kind;
     LambdaChoice c;
     c.noise = estimateNoise(d);
-    const double s = lambdaScale();
+    // SENSE with a sparse prior: its own s (the maps' energy in it) and its own least-squares image.
+    const bool sense = isSparse(kind) && d.coils > 1 && opts.coil_combination == CoilCombination::Sense;
+    const double s = sense ? senseLambdaScale(coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData))) : lambdaScale();
     if (!(s > 0)) throw InputError("lambda auto: s = Q(0) is zero (no samples)");
     const FourierMethod method = resolve(opts.method);
     std::ostringstream why;
     why.precision(3);
 
     if (isSparse(kind)) {
-        // m: the largest |x| after 10 CG iterations on F^H F x = F^H d (no prior), coil 0. Ten
-        // iterations resolve the image's magnitude but not yet its noise or the undersampling's streaks.
-        LinearOperatorPtr fourier = fourierOperator(method, monitor.progress(Phase::ToeplitzKernel));
-        std::shared_ptr<const Vector> fhd = adjointData(0, method, monitor.progress(Phase::AdjointData));
-        double dn = 0;
-        for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(0)[i]);
-        NormalEquationsCg cg({{"data", 1.0, fourier}}, *fhd, dn);
+        // m: the largest |x| after 10 CG iterations on F^H F x = F^H d (no prior), coil 0 (SENSE:
+        // E^H E x = E^H d). Ten iterations resolve the image's magnitude but not yet its noise or the
+        // undersampling's streaks.
+        std::optional<SenseSystem> system;
+        if (sense) system = senseSystem(opts, monitor);
+        LinearOperatorPtr fourier = sense ? system->encoding : fourierOperator(method, monitor.progress(Phase::ToeplitzKernel));
+        std::shared_ptr<const Vector> fhd = sense ? nullptr : adjointData(0, method, monitor.progress(Phase::AdjointData));
+        double dn = sense ? system->data_norm2 : 0.0;
+        if (!sense)
+            for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(0)[i]);
+        NormalEquationsCg cg({{"data", 1.0, fourier}}, sense ? system->rhs : *fhd, dn);
         for (int it = 0; it < 10 && cg.step(); ++it)
             if (monitor.cancelRequested()) throw Cancelled();
         ComplexArray x;

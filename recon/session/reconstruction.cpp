@@ -461,9 +461,6 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     if (!(opts.lambda >= 0) || !std::isfinite(opts.lambda)) throw InputError("lambda must be a finite number >= 0");
     const bool sense = d.coils > 1 && opts.coil_combination == CoilCombination::Sense;
     const bool sparse = isSparse(opts.regularizer) || !opts.priors.empty();
-    if (sense && sparse)
-        throw InputError("SENSE with a sparse prior (" + toString(opts.regularizer) +
-                         ") is not available yet: use a quadratic regulariser (tikhonov, fd, anatomical) or --coil-combine sos");
     const FourierMethod m = resolve(opts.method);
     bool building;  // the first solve of this method builds Q: the peak; later ones reuse what is held
     {
@@ -474,8 +471,8 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     if (opts.weighting != DataWeighting::Uniform && (sense || sparse))
         throw InputError("density-weighted least squares is for the quadratic priors' CG (tikhonov, fd, anatomical), not " +
                          std::string(sense ? "SENSE" : "the sparse priors") + ": use --data-weighting uniform");
+    if (sparse) return solveSparse(opts, monitor, warm);  // SENSE too: its E in F's place
     if (sense) return solveSense(opts, monitor, warm);
-    if (sparse) return solveSparse(opts, monitor, warm);
 
     SolveResult result;
     result.method = methodKey(m);

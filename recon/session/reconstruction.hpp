@@ -269,11 +269,22 @@ public:
     // On the session's backend (computed where Q lives).
     std::shared_ptr<const Vector> circulantData(const FourierMethod& method, const Progress& progress,
                                                 DataWeighting weighting = DataWeighting::Uniform);
-    // ADMM's inner preconditioner for the rho of each term (sparse_solve.cpp).
+    // SENSE's system for any prior (sense_solve.cpp): E (one device or split), E^H d on the backend,
+    // ||d||^2 over all coils, and the maps it holds.
+    struct SenseSystem {
+        LinearOperatorPtr encoding;
+        std::shared_ptr<const SenseOperator> one_device;  // null when split over devices
+        Vector rhs;
+        double data_norm2 = 0;
+        std::shared_ptr<const CoilMaps> maps;
+        std::string key;  // the maps and devices: another key is another system
+    };
+    // ADMM's inner preconditioner for the rho of each term (sparse_solve.cpp); with a SENSE system,
+    // that circulant (rho in the penalty weight's place) corrected by the maps' energy (SensePreconditioner).
     std::function<LinearOperatorPtr(const std::vector<double>&)> admmPreconditioner(const std::vector<SparseTerm>& terms,
                                                                                    const std::vector<SolveOptions::PriorTerm>& priors,
                                                                                    const SolveOptions& opts, const FourierMethod& m,
-                                                                                   Monitor& monitor);
+                                                                                   Monitor& monitor, const SenseSystem* sense = nullptr);
     // F = diag(phi) * (the backend's Fourier sums), its normal F^H F through the Toeplitz kernel;
     // density-weighted: D^{1/2} F (phi sqrt(w)), its normal F^H D F.
     LinearOperatorPtr fourierOperator(const FourierMethod& method, const Progress& progress = {},
@@ -372,6 +383,12 @@ private:
     LinearOperatorPtr sensePreconditioner(const SolveOptions& opts, bool with_penalty, double weight, const Progress& progress);
     std::shared_ptr<const Vector> circulantPenalty(const SolveOptions& opts);  // W^H W's circulant eigenvalues (cached)
     SolveResult solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);  // sense_solve.cpp
+    SenseSystem senseSystem(const SolveOptions& opts, Monitor& monitor);
+    std::string senseMapsKey(const SolveOptions& opts) const;
+    // The sparse priors' s with SENSE: E^H E = sum_c S_c^H T S_c, so its scale is Q(0) times the maps'
+    // mean energy sum_c |S_c|^2 over the voxels inside (SensePreconditioner::kInside); 1 for ESPIRiT's
+    // normalised maps, so lambda means there what it means for one coil.
+    double senseLambdaScale(const CoilMaps& maps);
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);
     // Before gridding, Pipe-Menon or coil maps (solve = false) or a solve that builds Q: the stage's estimate
@@ -382,5 +399,7 @@ private:
 
 // Sum of squares over coils: sqrt(sum |x_c|^2), real and non-negative.
 ComplexArray sumOfSquares(const std::vector<ComplexArray>& coils);
+// A SENSE solve's images: the complex one and its magnitude (sense_solve.cpp).
+void setSenseImage(SolveResult& result, ComplexArray complex_image);
 
 }  // namespace recon

@@ -2,6 +2,7 @@
 // CG over all coils, E^H E applied with the one Toeplitz kernel of the trajectory,
 // every quadratic prior on top exactly as for one coil. Kept apart from
 // reconstruction.cpp so the single-coil path stays as it was.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -76,6 +77,85 @@ LinearOperatorPtr ReconstructionSession::sensePreconditioner(const SolveOptions&
     return sense_preconditioner_->make(std::move(circulant), *data, penalty.get(), with_penalty ? weight : 0.0, kSenseCirculantExponent);
 }
 
+std::string ReconstructionSession::senseMapsKey(const SolveOptions& opts) const {
+    // The maps in use are part of the key: other maps make another system.
+    return (coil_maps_ && !coil_maps_method_ ? "given " + coil_maps_->source : toString(opts.coil_maps)) + " | devices " +
+           std::to_string(sense_devices_.size());
+}
+
+ReconstructionSession::SenseSystem ReconstructionSession::senseSystem(const SolveOptions& opts, Monitor& monitor) {
+    const Dataset& d = dataset();
+    const FourierMethod m = resolve(opts.method);
+    SenseSystem system;
+    system.key = senseMapsKey(opts);
+    const CoilMaps& maps = coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData));
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        system.maps = coil_maps_;
+    }
+    LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
+    if (sense_devices_.empty()) {
+        system.encoding = system.one_device = std::make_shared<const SenseOperator>(fourier, maps.maps, toeplitz(m));
+    } else {
+        // Each other device gets its own copy of the one Toeplitz kernel (device to device on GPUs).
+        const std::shared_ptr<const ToeplitzOperator> kernel = toeplitz(m);
+        const std::vector<double> phi = phiValues();
+        system.encoding = splitSense(*backend_, sense_devices_, maps.maps, d.grid.voxels(), [&](Backend& b) {
+            if (&b == backend_.get()) return fourier;
+            return recon::fourierOperator(b, d.trajectory, d.grid, phi, m, b.toeplitzCopy(*kernel));
+        });
+    }
+    double data_norm2 = 0;
+    const std::int64_t values = std::int64_t(d.kspace.size());
+#pragma omp parallel for reduction(+ : data_norm2) schedule(static) if (values > 65536)
+    for (std::int64_t i = 0; i < values; ++i) data_norm2 += std::norm(d.kspace[std::size_t(i)]);
+    system.data_norm2 = data_norm2;
+    if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(system.encoding)) {
+        // E^H d with each coil's F^H d on the device that owns the coil.
+        const Progress progress = monitor.progress(Phase::AdjointData);
+        progress.update(0.0);
+        system.rhs = backend_->make(d.grid.voxels());
+        split->adjointFromHost({d.coil(0), split->outSize()}, system.rhs);
+        progress.update(1.0);
+    } else {
+        const std::vector<std::shared_ptr<const Vector>> coil_adjoints = coilAdjoints(m, monitor.progress(Phase::AdjointData));
+        std::vector<const Vector*> coil_ptrs;
+        for (const auto& v : coil_adjoints) coil_ptrs.push_back(v.get());
+        system.rhs = system.one_device->adjointFromCoilImages(coil_ptrs);
+    }
+    return system;
+}
+
+double ReconstructionSession::senseLambdaScale(const CoilMaps& maps) {
+    const std::size_t voxels = dataset().grid.voxels();
+    if (maps.coils < 1 || maps.maps.size() != std::size_t(maps.coils) * voxels)
+        throw InputError("SENSE: the coil maps (" + maps.source + ") do not match the grid " + dataset().grid.describe());
+    std::vector<double> g(voxels, 0.0);
+    double largest = 0;
+    for (std::size_t v = 0; v < voxels; ++v) {
+        for (int c = 0; c < maps.coils; ++c) g[v] += std::norm(maps.maps[std::size_t(c) * voxels + v]);
+        largest = std::max(largest, g[v]);
+    }
+    double sum = 0;
+    std::size_t inside = 0;
+    for (double e : g)
+        if (e > SensePreconditioner::kInside * largest) {
+            sum += e;
+            ++inside;
+        }
+    if (inside == 0) throw InputError("SENSE: the coil maps (" + maps.source + ") are zero everywhere");
+    return lambdaScale() * sum / double(inside);
+}
+
+void setSenseImage(SolveResult& result, ComplexArray complex_image) {
+    result.complex_image = std::move(complex_image);
+    // The magnitude: sqrt of the norm (std::abs's overflow-safe hypot costs 40 ms at 128^3), in parallel.
+    resizeForOverwrite(result.image, result.complex_image.size());
+    const std::int64_t voxels = std::int64_t(result.image.size());
+#pragma omp parallel for schedule(static) if (voxels > 65536)
+    for (std::int64_t i = 0; i < voxels; ++i) result.image[std::size_t(i)] = std::sqrt(std::norm(result.complex_image[std::size_t(i)]));
+}
+
 SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(opts.method);
@@ -90,48 +170,17 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
 
     // The penalty term is built when lambda > 0 and then stays (a lambda change sets its weight).
     const bool with_penalty = opts.lambda > 0;
-    // The maps in use are part of the key: other maps make another system.
-    const std::string maps_key = coil_maps_ && !coil_maps_method_ ? "given " + coil_maps_->source : toString(opts.coil_maps);
     const PreconditionerKind pk = resolvePreconditioner(opts.preconditioner, backend_->info(), opts.regularizer, true);
-    const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + " | " + maps_key +
-                            (with_penalty ? " | penalty" : "") + " | devices " + std::to_string(sense_devices_.size()) +
-                            " | preconditioner " + toString(pk);
+    const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + " | " + senseMapsKey(opts) +
+                            (with_penalty ? " | penalty" : "") + " | preconditioner " + toString(pk);
     const bool continue_resident = opts.warm_start && resident_.cg && resident_.key == key;
     if (!continue_resident) {
-        const CoilMaps& maps = coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData));
-        LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
-        LinearOperatorPtr encoding;
-        std::shared_ptr<const SenseOperator> one_device;
-        if (sense_devices_.empty()) {
-            encoding = one_device = std::make_shared<const SenseOperator>(fourier, maps.maps, toeplitz(m));
-        } else {
-            // Each other device gets its own copy of the one Toeplitz kernel (device to device on GPUs).
-            const std::shared_ptr<const ToeplitzOperator> kernel = toeplitz(m);
-            const std::vector<double> phi = phiValues();
-            encoding = splitSense(*backend_, sense_devices_, maps.maps, d.grid.voxels(), [&](Backend& b) {
-                if (&b == backend_.get()) return fourier;
-                return recon::fourierOperator(b, d.trajectory, d.grid, phi, m, b.toeplitzCopy(*kernel));
-            });
-        }
-        double data_norm2 = 0;
-        const std::int64_t values = std::int64_t(d.kspace.size());
-#pragma omp parallel for reduction(+ : data_norm2) schedule(static) if (values > 65536)
-        for (std::int64_t i = 0; i < values; ++i) data_norm2 += std::norm(d.kspace[std::size_t(i)]);
-        Vector rhs;
-        if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(encoding)) {
-            // E^H d with each coil's F^H d on the device that owns the coil.
-            const Progress progress = monitor.progress(Phase::AdjointData);
-            progress.update(0.0);
-            rhs = backend_->make(d.grid.voxels());
-            split->adjointFromHost({d.coil(0), split->outSize()}, rhs);
-            progress.update(1.0);
-        } else {
-            const std::vector<std::shared_ptr<const Vector>> coil_adjoints = coilAdjoints(m, monitor.progress(Phase::AdjointData));
-            std::vector<const Vector*> coil_ptrs;
-            for (const auto& v : coil_adjoints) coil_ptrs.push_back(v.get());
-            rhs = one_device ? one_device->adjointFromCoilImages(coil_ptrs)
-                             : senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
-        }
+        SenseSystem system = senseSystem(opts, monitor);
+        const LinearOperatorPtr& encoding = system.encoding;
+        const std::shared_ptr<const SenseOperator>& one_device = system.one_device;
+        const CoilMaps& maps = *system.maps;
+        const Vector& rhs = system.rhs;
+        const double data_norm2 = system.data_norm2;
         std::vector<NormalTerm> terms{{"data", 1.0, encoding}};
         if (with_penalty) terms.push_back({"penalty", penalty_weight, regularizerOperator(opts)});
         auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), rhs, data_norm2);
@@ -173,12 +222,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         std::lock_guard<std::mutex> lock(mutex_);
         result.coil_maps = coil_maps_;  // what the resident solve was built with (its key names them)
     }
-    result.complex_image = std::move(r.image);
-    // The magnitude: sqrt of the norm (std::abs's overflow-safe hypot costs 40 ms at 128^3), in parallel.
-    resizeForOverwrite(result.image, result.complex_image.size());
-    const std::int64_t voxels = std::int64_t(result.image.size());
-#pragma omp parallel for schedule(static) if (voxels > 65536)
-    for (std::int64_t i = 0; i < voxels; ++i) result.image[std::size_t(i)] = std::sqrt(std::norm(result.complex_image[std::size_t(i)]));
+    setSenseImage(result, std::move(r.image));
     return result;
 }
 

@@ -2,11 +2,15 @@
 // wavelet term, ADMM (recon/solvers/admm.hpp) otherwise, over the session's cached F (Toeplitz
 // normal) and F^H d, with the priors' transforms and FISTA's bound on ||F^H F|| built once per
 // data set and the last single-coil solve kept resident, so a lambda change continues warm.
+// SENSE (coil_combination sense): the same solvers over E (SenseSystem: its normal sum_c S_c^H T S_c)
+// and E^H d, one solve for all coils, s with the maps' energy (senseLambdaScale), ADMM's circulant
+// corrected by the maps' energy (SensePreconditioner), FISTA's step from ||E^H E|| (docs/SENSE.md).
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "recon/backend/circulant_preconditioner.hpp"
@@ -73,7 +77,7 @@ std::string transformKey(const SolveOptions::PriorTerm& p, const SolveOptions& o
 
 std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSession::admmPreconditioner(
     const std::vector<SparseTerm>& terms, const std::vector<SolveOptions::PriorTerm>& priors, const SolveOptions& opts,
-    const FourierMethod& m, Monitor& monitor) {
+    const FourierMethod& m, Monitor& monitor, const SenseSystem* sense) {
     SparseState& st = *sparse_;
     std::shared_ptr<const Vector> data = circulantData(m, monitor.progress(Phase::ToeplitzKernel));
     std::vector<std::shared_ptr<const Vector>> penalty;
@@ -86,13 +90,24 @@ std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSessi
                      .first;
         penalty.push_back(it->second);
     }
-    return [backend = backend_, data, penalty, grid = dataset().grid](const std::vector<double>& rho) -> LinearOperatorPtr {
+    // SENSE: the maps' energy from the maps the operator holds (on a split operator, from the host's).
+    std::shared_ptr<const SensePreconditioner> maps_correction;
+    if (sense)
+        maps_correction = std::make_shared<const SensePreconditioner>(
+            *backend_, sense->one_device ? coilEnergy(*backend_, sense->one_device->maps())
+                                         : coilEnergy(*backend_, sense->maps->maps, dataset().grid.voxels()));
+    return [backend = backend_, data, penalty, grid = dataset().grid, maps_correction](const std::vector<double>& rho) -> LinearOperatorPtr {
         std::vector<const Vector*> terms;
         for (const auto& p : penalty) terms.push_back(p.get());
         // M^{-1/2}, as the quadratic CG's (docs/SCALING.md: the full inverse boosts the sparsely
         // sampled edge of k-space early); measured for ADMM in docs/SPARSE.md. Formed and applied
         // on the backend (a new rho: one combination and one elementwise pass).
-        return inverseCirculant(*backend, grid, *data, rho, terms, kAdmmPreconditionerExponent);
+        LinearOperatorPtr circulant = inverseCirculant(*backend, grid, *data, rho, terms, kAdmmPreconditionerExponent);
+        if (!maps_correction) return circulant;
+        // SENSE: sum_k rho_k W_k^H W_k takes the quadratic penalty's place (its eigenvalues summed, weight 1).
+        Vector combined = backend->make(data->size());
+        if (!terms.empty()) backend->combine(rho, terms, combined);
+        return maps_correction->make(std::move(circulant), *data, terms.empty() ? nullptr : &combined, 1.0, kAdmmPreconditionerExponent);
     };
 }
 
@@ -111,12 +126,16 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     if (opts.admm_inner_iterations < 1 || opts.admm_inner_iterations > 1000)
         throw InputError("the CG iterations per ADMM step must be in 1..1000");
     const FourierMethod m = resolve(opts.method);
+    // SENSE: one solve over all coils, E in F's place (its normal sum_c S_c^H T S_c) and E^H d in F^H d's.
+    const bool sense = d.coils > 1 && opts.coil_combination == CoilCombination::Sense;
+    const int solves = sense ? 1 : d.coils;
     SolveResult result;
-    result.method = methodName(m);
+    result.method = (sense ? "sense " : "") + methodName(m);
     result.lambda = priors.front().lambda;
-    result.lambda_scale = lambdaScale();
+    result.lambda_scale = sense ? senseLambdaScale(coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData))) : lambdaScale();
+    if (sense) result.coil_combination = "sense";
 
-    LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
+    LinearOperatorPtr fourier = sense ? nullptr : fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
     if (!sparse_) sparse_ = std::make_shared<SparseState>();
     SparseState& st = *sparse_;
     std::vector<SparseTerm> terms;
@@ -135,7 +154,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                               : opts.sparse_solver == SparseSolver::Pogm ? Momentum::Pogm
                                                                          : kAutoMomentum;
     result.solver = !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
-    std::string key = result.method + (use_fista ? " | " + result.solver + (" shifts " + toString(opts.wavelet_shifts))
+    std::string key = result.method + (sense ? " | " + senseMapsKey(opts) : "") + (use_fista ? " | " + result.solver + (" shifts " + toString(opts.wavelet_shifts))
                                                  : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
                                                        std::to_string(opts.admm_threshold_scale) + " " +
                                                        std::to_string(opts.admm_relaxation) +
@@ -163,13 +182,20 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         terms.push_back(std::move(t));
     }
 
-    const bool continue_resident = opts.warm_start && d.coils == 1 && (st.admm || st.fista) && st.key == key;
+    const bool continue_resident = opts.warm_start && solves == 1 && (st.admm || st.fista) && st.key == key;
+    std::optional<SenseSystem> system;
+    if (sense && !continue_resident) {
+        system = senseSystem(opts, monitor);
+        fourier = system->encoding;
+    }
     double normal_norm = 0;
     if (use_fista) {
-        auto it = st.normal_norm.find(result.method);
-        if (it == st.normal_norm.end())
-            it = st.normal_norm.emplace(result.method, estimateNormalNorm(*fourier, 30, 1.05, monitor.progress(Phase::ToeplitzKernel))).first;
-        normal_norm = it->second;
+        // FISTA's step: ||E^H E|| for SENSE (the maps' energy scales it), ||F^H F|| otherwise.
+        const std::string nk = result.method + (sense ? " | " + senseMapsKey(opts) : "");
+        auto it = st.normal_norm.find(nk);
+        if (it == st.normal_norm.end() && fourier)
+            it = st.normal_norm.emplace(nk, estimateNormalNorm(*fourier, 30, 1.05, monitor.progress(Phase::ToeplitzKernel))).first;
+        if (it != st.normal_norm.end()) normal_norm = it->second;
     }
     RunOptions run;
     run.iterations = opts.iterations;
@@ -177,7 +203,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     run.snapshot_every = opts.snapshot_every;
     std::vector<ComplexArray> coil_images;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int c = 0; c < d.coils; ++c) {
+    for (int c = 0; c < solves; ++c) {
         std::unique_ptr<Admm> owned_admm;
         std::unique_ptr<Fista> owned_fista;
         IterativeAlgorithm* alg = nullptr;
@@ -191,25 +217,28 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
             }
             result.warm_started = true;
         } else {
-            std::shared_ptr<const Vector> fhd = adjointData(c, m, monitor.progress(Phase::AdjointData));
-            double dn = 0;
-            for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
+            std::shared_ptr<const Vector> fhd = sense ? nullptr : adjointData(c, m, monitor.progress(Phase::AdjointData));
+            const Vector& rhs = sense ? system->rhs : *fhd;
+            double dn = sense ? system->data_norm2 : 0.0;
+            if (!sense)
+                for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
+            // SENSE's image carries the maps' reference phase: no live PSNR against the magnitude truth (as solveSense).
             const bool truth = d.coils == 1 && d.hasTruth();
-            const bool start = d.coils == 1 && warm && warm->size() == d.grid.voxels();
+            const bool start = solves == 1 && warm && warm->size() == d.grid.voxels();
             if (use_fista) {
                 FistaOptions fo;
                 fo.lipschitz = normal_norm;
                 fo.momentum = momentum;
                 fo.shifts = opts.wavelet_shifts;
                 if (fo.shifts == WaveletShifts::Averaged) fo.averaged_offsets = averagedShiftOffsets(d.grid);
-                owned_fista = std::make_unique<Fista>(fourier, *fhd, dn, terms.front(), fo);
+                owned_fista = std::make_unique<Fista>(fourier, rhs, dn, terms.front(), fo);
                 if (truth) owned_fista->setTruth(d.truth);
                 if (start) owned_fista->setInitial(*warm);
                 alg = owned_fista.get();
             } else {
                 // The image's magnitude scale for ADMM's rho rule: F^H d / s is the image blurred by
                 // the sampling's point-spread function (F^H F has s on its diagonal).
-                const ComplexArray fhd_host = backend_->toHost(*fhd);
+                const ComplexArray fhd_host = backend_->toHost(rhs);
                 double peak = 0;
                 for (const cdouble& v : fhd_host) peak = std::max(peak, std::abs(v));
                 AdmmOptions ao;
@@ -219,13 +248,13 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 ao.relaxation = opts.admm_relaxation;
                 ao.adaptive_rho = opts.admm_balance_rho;
                 ao.spectral_rho = opts.admm_spectral_rho;
-                if (opts.admm_preconditioner == PreconditionerKind::Circulant)
-                    ao.preconditioner = admmPreconditioner(terms, priors, opts, m, monitor);
-                owned_admm = std::make_unique<Admm>(fourier, *fhd, dn, terms, ao);
+                if (resolvePreconditioner(opts.admm_preconditioner, backend_->info(), priors.front().kind, sense) == PreconditionerKind::Circulant)
+                    ao.preconditioner = admmPreconditioner(terms, priors, opts, m, monitor, sense ? &*system : nullptr);
+                owned_admm = std::make_unique<Admm>(fourier, rhs, dn, terms, ao);
                 if (truth) owned_admm->setTruth(d.truth);
                 if (start) {
                     owned_admm->setInitial(*warm);
-                } else if (opts.start == StartImage::Gridding) {
+                } else if (opts.start == StartImage::Gridding && !sense) {
                     densityWeights(monitor.progress(Phase::DensityWeights));
                     owned_admm->setInitialScaled(*densityWeightedAdjoint(c, m, monitor.progress(Phase::AdjointData)));
                 }
@@ -235,7 +264,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         RunResult r = runIterations(*alg, run, monitor, c);
         result.history = std::move(r.history);
         coil_images.push_back(std::move(r.image));
-        if (d.coils == 1) {
+        if (solves == 1) {
             const int before = continue_resident ? st.total_iterations : 0;
             if (owned_admm || owned_fista) {
                 st.admm = std::move(owned_admm);
@@ -253,8 +282,15 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         }
     }
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (coil_images.size() == 1) result.image = std::move(coil_images[0]);
-    else if (!coil_images.empty()) result.image = sumOfSquares(coil_images);
+    if (sense) {
+        if (!coil_images.empty()) setSenseImage(result, std::move(coil_images[0]));
+        std::lock_guard<std::mutex> lock(mutex_);
+        result.coil_maps = coil_maps_;  // what the solve was built with (its key names them)
+    } else if (coil_images.size() == 1) {
+        result.image = std::move(coil_images[0]);
+    } else if (!coil_images.empty()) {
+        result.image = sumOfSquares(coil_images);
+    }
     return result;
 }
 

@@ -79,6 +79,26 @@ private slots:
         // One solve, not one per coil: the progress counts its iterations.
         QCOMPARE(w.progressBar()->maximum(), 15);
 
+        // SENSE with a sparse prior from the regulariser box: one ADMM solve over all coils whose records
+        // count its steps (the progress shows ADMM step and CG iteration), ahead of SENSE with the quadratic
+        // prior at the same 60 iterations (measured with the CLI: 33.18 against 31.21 dB).
+        tune->iterationsBox()->setValue(60);
+        QTest::qWait(100);  // past the 10 ms debounce: the new solve is under way
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
+        const double fd_psnr = w.controller()->layers().get(Layer::Iterative)->quality->psnr_db;
+        tune->regularizerBox()->setCurrentIndex(tune->regularizerBox()->findData(int(recon::RegularizerKind::TotalVariation)));
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()) && w.controller()->outerIteration() > 1, kSolveTimeoutMs);
+        QVERIFY(w.controller()->settings().regularizer == recon::RegularizerKind::TotalVariation);
+        QCOMPARE(w.progressBar()->maximum(), 60);
+        const double tv_psnr = w.controller()->layers().get(Layer::Iterative)->quality->psnr_db;
+        qInfo("radial-2d-8coil, SENSE, 60 iterations: fd %.2f dB, TV (ADMM, %d steps) %.2f dB", fd_psnr,
+              w.controller()->outerIteration(), tv_psnr);
+        QVERIFY(tv_psnr > fd_psnr + 1.0);
+        tune->regularizerBox()->setCurrentIndex(tune->regularizerBox()->findData(int(recon::RegularizerKind::FiniteDifference)));
+        tune->iterationsBox()->setValue(15);
+        QTest::qWait(100);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()) && w.controller()->outerIteration() == 0, kSolveTimeoutMs);
+
         // The maps shown are the solve's, and they are the simulation's coils (up to each voxel's phase).
         const auto maps = w.controller()->coilMaps();
         QCOMPARE(w.coilMapModel()->maps(), maps.get());

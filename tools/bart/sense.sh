@@ -23,11 +23,21 @@
 # --fewer: also our SENSE fd at the fewest of these iteration counts that reaches BART's best PSNR.
 # --timed: which of our rows besides SENSE fd are timed (BART's two always are; rows left out
 #          show "-"): a 3D run's maps take minutes per process on two cores.
+# --sparse "tv wavelet": also SENSE with the sparse priors, ours (--coil-combine sense --regularizer tv|wavelet,
+#          --sparse-iterations, our ESPIRiT maps) against `bart pics -R T:F:0:lambda` (ADMM) and
+#          `-R W:F:0:lambda --wavelet haar -e` (FISTA) with ecalib's maps, --pics-sparse-iterations, best
+#          lambda of --sparse-lambdas / --pics-sparse-lambdas each, and coil-by-coil TV (tv only); each
+#          best timed whole (ours with its maps, BART with ecalib) in the same turns. Our sparse lambda is a
+#          threshold in image units (docs/SPARSE.md), and this data's images are about 1e5 (the scale
+#          N^d / C times the maps' root sum of squares): by default ours sweeps 0.1, 0.3, 1, 3 and 10 times
+#          what our --lambda auto chooses for each prior.
 set -euo pipefail
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
 dims=2 n=128 spokes=64 coils=8 noise=0 iterations=60 repeat=3 fewer="5 10 15 20 30 40" timed_rows="tikhonov sos"
+sparse="" sparse_iterations=200 pics_sparse_iterations=300
+sparse_lambdas="" pics_sparse_lambdas="0.0001 0.0003 0.001 0.003 0.01"
 pics_lambdas="0 0.0001 0.0003 0.001 0.003 0.01 0.03 0.1 0.3 1"
 ours_lambdas=""  # default: pics' grid in our units
 cli=${RECONSTUDIO_CLI:-reconstudio-cli}
@@ -46,11 +56,19 @@ while [[ $# -gt 0 ]]; do
         --repeat) repeat=$2; shift 2 ;;
         --fewer) fewer=$2; shift 2 ;;
         --timed) timed_rows=$2; shift 2 ;;
+        --sparse) sparse=$2; shift 2 ;;
+        --sparse-iterations) sparse_iterations=$2; shift 2 ;;
+        --pics-sparse-iterations) pics_sparse_iterations=$2; shift 2 ;;
+        --sparse-lambdas) sparse_lambdas=$2; shift 2 ;;
+        --pics-sparse-lambdas) pics_sparse_lambdas=$2; shift 2 ;;
         --work) work=$2; mkdir -p "$work"; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
 if [[ $dims != 2 && $dims != 3 ]]; then echo "--dims must be 2 or 3, got $dims" >&2; exit 2; fi
+for p in $sparse; do
+    if [[ $p != tv && $p != wavelet ]]; then echo "--sparse takes tv and wavelet, got $p" >&2; exit 2; fi
+done
 if [[ ! -x /usr/bin/time ]]; then echo "sense.sh needs GNU time (/usr/bin/time; Debian package time)" >&2; exit 2; fi
 here=$(cd "$(dirname "$0")" && pwd)
 if [[ $cli == */* ]]; then cli=$(realpath "$cli"); fi  # the work folder becomes the current one
@@ -73,7 +91,7 @@ label="$kind, ${n}^${dims}, $spokes spokes x $n, $coils coils, noise variance $n
 # --- quality: best lambda of each sweep -----------------------------------------
 ours_run() {  # ours_run OPTIONS... -> the report's JSON
     "$cli" recon --trajectory traj --kspace ksp_model --truth truth --basis point --quiet --only iterative \
-        --iterations "$iterations" --output ours.cfl --report report.json "$@" >/dev/null 2>&1
+        --iterations "${run_iterations:-$iterations}" --output ours.cfl --report report.json "$@" >/dev/null 2>&1
     cat report.json
 }
 best_ours() {  # best_ours OPTIONS... -> "psnr error lambda"
@@ -112,6 +130,41 @@ sense_tik=$(best_ours --coil-combine sense --coil-maps our_maps.cfl --regularize
 sos_fd=$(best_ours --coil-combine sos --regularizer fd)
 pics_ecalib=$(best_pics ecalib_maps)
 pics_true=$(best_pics true_maps_unit)
+# SENSE with the sparse priors, both sides (--sparse).
+flags=3; if [[ $dims == 3 ]]; then flags=7; fi
+declare -A pics_term=([tv]="-R T:$flags:0:LAMBDA" [wavelet]="-R W:$flags:0:LAMBDA --wavelet haar -e")
+declare -A pics_name=([tv]="pics -R T:$flags:0:lambda (ADMM)" [wavelet]="pics -R W:$flags:0:lambda --wavelet haar -e (FISTA)")
+declare -A sense_sparse pics_sparse
+sos_tv=""
+best_sparse_ours() {  # best_sparse_ours OPTIONS... -> "psnr error lambda"
+    local top="" l j p grid=$sparse_lambdas
+    if [[ -z $grid ]]; then
+        l=$(field "$(run_iterations=$sparse_iterations ours_run "$@" --lambda auto)" lambda)
+        for f in 0.1 0.3 1 3 10; do grid+=" $(echo "$l * $f" | bc -l)"; done
+    fi
+    for l in $grid; do
+        j=$(run_iterations=$sparse_iterations ours_run "$@" --lambda "$l")
+        p=$(field "$j" psnr_db)
+        if better "$p" "$top"; then top="$p $(field "$j" error_percent) $l"; fi
+    done
+    echo "$top"
+}
+best_sparse_pics() {  # best_sparse_pics PRIOR -> "psnr error lambda"
+    local top="" l q
+    for l in $pics_sparse_lambdas; do
+        bart pics -S ${pics_term[$1]//LAMBDA/$l} -i "$pics_sparse_iterations" -t traj ksp_bart ecalib_maps pics >/dev/null 2>&1
+        bart cabs pics pics_abs >/dev/null
+        bart scale "$pics_scale" pics_abs pics_model >/dev/null
+        q=$(quality truth pics_model 0)
+        if better "${q%% *}" "$top"; then top="$q $l"; fi
+    done
+    echo "$top"
+}
+for p in $sparse; do
+    sense_sparse[$p]=$(best_sparse_ours --coil-combine sense --coil-maps our_maps.cfl --regularizer "$p")
+    pics_sparse[$p]=$(best_sparse_pics "$p")
+done
+if [[ " $sparse " == *" tv "* ]]; then sos_tv=$(best_sparse_ours --coil-combine sos --regularizer tv); fi
 # The fewest of our iterations (of --fewer) whose SENSE fd image reaches BART's best PSNR.
 set -- $sense_fd; l_fd=$3
 fewer_row=""
@@ -146,6 +199,12 @@ for ((r = 0; r < repeat; ++r)); do
     timed bart_pics bart pics -S -l2 -r "$l_pics" -i "$iterations" -t traj ksp_bart ecalib_maps timed_pics
     if [[ " $timed_rows " == *" sos "* ]]; then timed ours_sos_fd $(ours_cmd fd "$l_sos" sos); fi
     if [[ -n $fewer_row ]]; then timed ours_sense_fewer $(ours_cmd fd "$l_fd" sense "${fewer_row##* }"); fi
+    for p in $sparse; do
+        set -- ${sense_sparse[$p]}
+        timed "ours_sense_$p" $(ours_cmd "$p" "$3" sense "$sparse_iterations")
+        set -- ${pics_sparse[$p]}
+        timed "bart_ecalib_pics_$p" bash -c "bart_ecalib_maps $dims $n timed_maps && bart pics -S ${pics_term[$p]//LAMBDA/$3} -i $pics_sparse_iterations -t traj ksp_bart timed_maps timed_pics"
+    done
 done
 median() {  # median FILE COLUMN
     sort -g -k"$2" "$1.times" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -170,6 +229,11 @@ row "ReconStudio coil-by-coil + sum of squares, fd (x s)" "$sos_fd" ours_sos_fd
 row "BART ecalib + pics -l2 (nufft -i, fft, ecalib, pics)" "$pics_ecalib" bart_ecalib_pics
 row "BART pics -l2 alone, with ecalib's maps" "$pics_ecalib" bart_pics
 row "BART pics -l2, true maps (reference)" "$pics_true" -
+for p in $sparse; do
+    row "ReconStudio SENSE, our ESPIRiT maps, $p, $sparse_iterations iterations" "${sense_sparse[$p]}" "ours_sense_$p"
+    row "BART ecalib + ${pics_name[$p]}, $pics_sparse_iterations iterations" "${pics_sparse[$p]}" "bart_ecalib_pics_$p"
+done
+if [[ -n $sos_tv ]]; then row "ReconStudio coil-by-coil + sum of squares, tv, $sparse_iterations iterations" "$sos_tv" -; fi
 ratio() { printf '%.2f' "$(echo "$(median "$1" "$3") / $(median "$2" "$3")" | bc -l)"; }
 echo
 echo "BART (ecalib + pics) / ours (SENSE fd, with maps): CPU $(ratio bart_ecalib_pics ours_sense_fd 2)x, wall $(ratio bart_ecalib_pics ours_sense_fd 1)x;" \
@@ -180,3 +244,10 @@ if [[ -n $fewer_row ]]; then
 fi
 echo "SENSE fd - sum of squares fd: $(printf '%+.2f' "$(echo "${sense_fd%% *} - ${sos_fd%% *}" | bc -l)") dB;" \
      "SENSE fd - BART ecalib + pics: $(printf '%+.2f' "$(echo "${sense_fd%% *} - ${pics_ecalib%% *}" | bc -l)") dB"
+for p in $sparse; do
+    echo "SENSE $p: ours - BART ecalib + ${pics_name[$p]%% (*}: $(printf '%+.2f' "$(echo "${sense_sparse[$p]%% *} - ${pics_sparse[$p]%% *}" | bc -l)") dB;" \
+         "BART / ours: CPU $(ratio "bart_ecalib_pics_$p" "ours_sense_$p" 2)x, wall $(ratio "bart_ecalib_pics_$p" "ours_sense_$p" 1)x"
+done
+if [[ -n $sos_tv ]]; then
+    echo "SENSE tv - coil-by-coil tv: $(printf '%+.2f' "$(echo "${sense_sparse[tv]%% *} - ${sos_tv%% *}" | bc -l)") dB"
+fi
