@@ -121,7 +121,9 @@ ReconstructionSession::SenseSystem ReconstructionSession::senseSystem(const Solv
         const std::vector<std::shared_ptr<const Vector>> coil_adjoints = coilAdjoints(m, monitor.progress(Phase::AdjointData));
         std::vector<const Vector*> coil_ptrs;
         for (const auto& v : coil_adjoints) coil_ptrs.push_back(v.get());
-        system.rhs = system.one_device->adjointFromCoilImages(coil_ptrs);
+        // A split over one device is a plain SenseOperator of its own, not one_device: the maps from the host.
+        system.rhs = system.one_device ? system.one_device->adjointFromCoilImages(coil_ptrs)
+                                       : senseAdjointFromCoilImages(*backend_, coil_ptrs, maps.maps);
     }
     return system;
 }
