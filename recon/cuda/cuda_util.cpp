@@ -58,14 +58,16 @@ void setDeviceMemoryCap(std::size_t bytes) {
     }
 }
 
-void* allocate(std::size_t bytes, const char* what) {
+// The cap's check and record around one device allocation, `malloc(&p)` (cudaMalloc or the pool's).
+template <class Malloc>
+void* cappedAllocation(std::size_t bytes, const char* what, Malloc&& malloc) {
     MemoryCap& c = memoryCap();
     {
         std::lock_guard<std::mutex> lock(c.mutex);
         if (c.cap && c.held + bytes > c.cap) throw OutOfMemory(std::string("GPU ") + what + " (memory cap)", bytes);
     }
     void* p = nullptr;
-    cudaError_t e = cudaMalloc(&p, bytes);
+    cudaError_t e = malloc(&p);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         throw OutOfMemory(std::string("GPU ") + what, bytes);
@@ -77,6 +79,10 @@ void* allocate(std::size_t bytes, const char* what) {
         c.held += bytes;
     }
     return p;
+}
+
+void* allocate(std::size_t bytes, const char* what) {
+    return cappedAllocation(bytes, what, [&](void** p) { return cudaMalloc(p, bytes); });
 }
 
 void release(void* p) noexcept {
@@ -131,24 +137,8 @@ bool streamOrderedAllocation() { return g_stream_ordered; }
 void* allocate(std::size_t bytes, const char* what, cudaStream_t stream, bool* ordered) {
     *ordered = false;
     if (!g_stream_ordered || !poolReady()) return allocate(bytes, what);
-    MemoryCap& c = memoryCap();
-    {
-        std::lock_guard<std::mutex> lock(c.mutex);
-        if (c.cap && c.held + bytes > c.cap) throw OutOfMemory(std::string("GPU ") + what + " (memory cap)", bytes);
-    }
-    void* p = nullptr;
-    cudaError_t e = cudaMallocAsync(&p, bytes, stream);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        throw OutOfMemory(std::string("GPU ") + what, bytes);
-    }
-    check(e, what);
+    void* p = cappedAllocation(bytes, what, [&](void** q) { return cudaMallocAsync(q, bytes, stream); });
     *ordered = true;
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.cap) {
-        c.sizes[p] = bytes;
-        c.held += bytes;
-    }
     return p;
 }
 
