@@ -84,6 +84,16 @@ cdouble inner(const ComplexArray& a, const ComplexArray& b) {
     return s;
 }
 
+void projectOntoGroupBalls(ComplexArray& y, std::size_t group, double w) {
+    const std::size_t stride = y.size() / group;
+    for (std::size_t i = 0; i < stride; ++i) {
+        double n2 = 0;
+        for (std::size_t k = 0; k < group; ++k) n2 += std::norm(y[i + k * stride]);
+        const double s = std::sqrt(n2) > w ? w / std::sqrt(n2) : 1.0;
+        for (std::size_t k = 0; k < group; ++k) y[i + k * stride] *= s;
+    }
+}
+
 std::unique_ptr<NormalEquationsCg> toeplitzCg(Backend& b, const Trajectory& t, std::shared_ptr<const ToeplitzOperator> tk,
                                               const ComplexArray& rhs, double data_norm2, const Regularizer* reg,
                                               double weight) {

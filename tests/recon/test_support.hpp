@@ -23,6 +23,9 @@ Trajectory randomTrajectory(const Grid& g, std::size_t m, unsigned seed);
 
 double relativeError(const ComplexArray& a, const ComplexArray& ref);
 cdouble inner(const ComplexArray& a, const ComplexArray& b);  // a^H b
+// y projected onto the ball of radius w per group (the dual step of the l2,1 norm in the reference
+// primal-dual solves): `group` components per voxel, stored y.size() / group apart.
+void projectOntoGroupBalls(ComplexArray& y, std::size_t group, double w);
 
 // CG on (F^H F + weight W^T W) x = rhs as the session builds it: F with phi = 1 on
 // `t`, its normal the Toeplitz kernel `tk`; no penalty term when `reg` is null.

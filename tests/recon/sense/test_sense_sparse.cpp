@@ -117,13 +117,7 @@ ComplexArray primalDual(const DenseSense& p, const CsrMatrix& grad, std::size_t 
     for (int it = 0; it < iterations; ++it) {
         grad.multiply(xbar.data(), dx.data());
         for (std::size_t i = 0; i < r; ++i) y[i] += sigma * dx[i];
-        const std::size_t stride = r / group;
-        for (std::size_t i = 0; i < stride; ++i) {  // projection onto the ball of radius w per group
-            double n2 = 0;
-            for (std::size_t k = 0; k < group; ++k) n2 += std::norm(y[i + k * stride]);
-            const double s = std::sqrt(n2) > w ? w / std::sqrt(n2) : 1.0;
-            for (std::size_t k = 0; k < group; ++k) y[i + k * stride] *= s;
-        }
+        projectOntoGroupBalls(y, group, w);
         gt.multiply(y.data(), t.data());
         for (std::size_t i = 0; i < n; ++i) v[i] = x[i] - tau * t[i] + 2 * tau * p.rhs[i];
         for (std::size_t i = 0; i < n; ++i) {

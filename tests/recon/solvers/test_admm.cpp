@@ -70,13 +70,7 @@ ComplexArray primalDual(const TinyProblem& p, const CsrMatrix& dmat, std::size_t
         dmat.multiply(xbar.data(), dx.data());
         for (std::size_t i = 0; i < m; ++i) y1[i] = (y1[i] + step * ax[i] - step * p.d[i]) / (1 + step / 2);
         for (std::size_t i = 0; i < r; ++i) y2[i] += step * dx[i];
-        const std::size_t stride = r / group;
-        for (std::size_t i = 0; i < stride; ++i) {  // projection onto the ball of radius w per group
-            double n2 = 0;
-            for (std::size_t k = 0; k < group; ++k) n2 += std::norm(y2[i + k * stride]);
-            const double s = std::sqrt(n2) > w ? w / std::sqrt(n2) : 1.0;
-            for (std::size_t k = 0; k < group; ++k) y2[i + k * stride] *= s;
-        }
+        projectOntoGroupBalls(y2, group, w);
         at.multiply(y1.data(), t1.data());
         dt.multiply(y2.data(), t2.data());
         for (std::size_t i = 0; i < n; ++i) {
