@@ -46,17 +46,6 @@ MemoryCap& memoryCap() {
     static MemoryCap c;
     return c;
 }
-}  // namespace
-
-void setDeviceMemoryCap(std::size_t bytes) {
-    MemoryCap& c = memoryCap();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    c.cap = bytes;
-    if (bytes == 0) {
-        c.held = 0;
-        c.sizes.clear();
-    }
-}
 
 // The cap's check and record around one device allocation, `malloc(&p)` (cudaMalloc or the pool's).
 template <class Malloc>
@@ -81,20 +70,34 @@ void* cappedAllocation(std::size_t bytes, const char* what, Malloc&& malloc) {
     return p;
 }
 
+// The cap's record of p dropped before p is freed.
+void forgetCapped(void* p) noexcept {
+    MemoryCap& c = memoryCap();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (auto it = c.sizes.find(p); it != c.sizes.end()) {
+        c.held -= it->second;
+        c.sizes.erase(it);
+    }
+}
+}  // namespace
+
+void setDeviceMemoryCap(std::size_t bytes) {
+    MemoryCap& c = memoryCap();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.cap = bytes;
+    if (bytes == 0) {
+        c.held = 0;
+        c.sizes.clear();
+    }
+}
+
 void* allocate(std::size_t bytes, const char* what) {
     return cappedAllocation(bytes, what, [&](void** p) { return cudaMalloc(p, bytes); });
 }
 
 void release(void* p) noexcept {
     if (!p) return;
-    {
-        MemoryCap& c = memoryCap();
-        std::lock_guard<std::mutex> lock(c.mutex);
-        if (auto it = c.sizes.find(p); it != c.sizes.end()) {
-            c.held -= it->second;
-            c.sizes.erase(it);
-        }
-    }
+    forgetCapped(p);
     cudaFree(p);
 }
 
@@ -145,14 +148,7 @@ void* allocate(std::size_t bytes, const char* what, cudaStream_t stream, bool* o
 void release(void* p, cudaStream_t stream, bool ordered) noexcept {
     if (!ordered) return release(p);
     if (!p) return;
-    {
-        MemoryCap& c = memoryCap();
-        std::lock_guard<std::mutex> lock(c.mutex);
-        if (auto it = c.sizes.find(p); it != c.sizes.end()) {
-            c.held -= it->second;
-            c.sizes.erase(it);
-        }
-    }
+    forgetCapped(p);
     cudaFreeAsync(p, stream);
 }
 
