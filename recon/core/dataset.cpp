@@ -108,9 +108,11 @@ MemoryEstimate estimateReconstructionMemory(const Grid& g, std::size_t samples, 
     e.gridding = std::max(pipe_menon, one_gridding) + C * n * h + 2 * n * h + 96 * M;
     // Q by NUFFT (its grid, the plan, Q itself on host and backend), then the solve: CG's x, r, p,
     // Ap, b, two per-term images, two term outputs, the Toeplitz kernel and its 2N work grid,
-    // F^H d per coil; the gridding images and the coil images of a sum of squares stay.
+    // F^H d per coil; the gridding images and the coil images of a sum of squares stay. A lambda
+    // change by recycling (SolveOptions::kept_directions' default 0) keeps x_c and its two term
+    // products: three images more.
     const std::size_t q_stage = n4 * c + plan + M * (h + c) + n2 * (c + h);
-    const std::size_t cg = 9 * n * c + 2 * n2 * c + C * n * c + C * n * h;
+    const std::size_t cg = 12 * n * c + 2 * n2 * c + C * n * c + C * n * h;
     e.solve = std::max(q_stage, cg) + 2 * n * h;
     return e;
 }

@@ -246,8 +246,8 @@ std::shared_ptr<Dataset> tinyDataOn(const Grid& grid) {
 
 // The estimate checked before allocating is an upper bound of what a reconstruction
 // really holds at its peak, and not a loose one: the process's resident high-water mark
-// around both griddings and a solve (Q by NUFFT on the 2N grid is the peak) on the default
-// 64^3 case. ASan's shadow memory and quarantine inflate the resident size: skipped there.
+// around both griddings, a solve and a warm lambda change (Q by NUFFT on the 2N grid is the
+// peak) on the default 64^3 case. ASan's shadow memory and quarantine inflate the resident size: skipped there.
 TEST(Session, MemoryEstimateBoundsTheMeasuredPeak) {
 #ifdef RECONSTUDIO_TEST_ASAN
     GTEST_SKIP() << "AddressSanitizer changes the resident size";
@@ -267,6 +267,9 @@ TEST(Session, MemoryEstimateBoundsTheMeasuredPeak) {
         const std::size_t gridding = statusBytes("VmHWM") - before;
         SolveOptions o;
         o.iterations = 2;
+        s.solve(o);
+        o.warm_start = true;  // a lambda change keeps the recycled iterate and its products
+        o.lambda *= 2;
         s.solve(o);
         const std::size_t all = statusBytes("VmHWM") - before;
         std::printf("%s: gridding %zu MB, estimate %zu MB; all %zu MB, estimate %zu MB\n", toString(p).c_str(),
