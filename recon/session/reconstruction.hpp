@@ -70,9 +70,9 @@ struct SolveOptions {
     // Where a cold quadratic CG or ADMM solve starts (not SENSE, FISTA or POGM): zero, or
     // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
     StartImage start = StartImage::Zero;
-    // The quadratic CG's data term (single-image solves; not SENSE or the sparse priors): least
-    // squares, or least squares weighted by the density weights gridding uses (another problem:
-    // F^H D F x = F^H D d, lambda's s = Q_D(0); docs/SCALING.md).
+    // The data term (single-image solves, quadratic and sparse priors; not SENSE): least squares, or
+    // least squares weighted by the density weights gridding uses (another problem: F^H D F x = F^H D d,
+    // lambda's s = Q_D(0); docs/SCALING.md, docs/SPARSE.md).
     DataWeighting weighting = DataWeighting::Uniform;
     AnatomicalOptions anatomical;
     // The sparse priors (tv, wavelet, anatomical-tv; recon/session/sparse_solve.cpp): a sum of
