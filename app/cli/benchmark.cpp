@@ -67,7 +67,8 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
                      tikhonov,fd,anatomical
   --lambda-change LIST  instead: a lambda change (x2 and back), warm, on demo cases: iterations and
                      time until within 0.1 dB of the converged image's PSNR at the new lambda
-  --data-weighting W (--lambda-change) uniform (default) | density
+  --data-weighting W (--lambda-change) uniform (default) | density; (--sparse) a list: uniform (default),
+                     density or uniform,density (the weighted rows at lambda x r_D / r)
   --kept-directions K  (--lambda-change) a lambda change starts from the best image in the span of
                      the last iterate, the last change's start and the last K search directions
                      (0: those two images only; -1: no recycling; default: the session's)
@@ -1023,7 +1024,7 @@ int runBenchmark(const std::vector<std::string>& args) {
         return 0;
     }
     if (auto cases = a.maybe("sparse")) {
-        runSparseConvergenceStudy(*cases, a.get("priors", "tv,wavelet"), parseBackendChoice(a.get("backend", "auto")),
+        runSparseConvergenceStudy(*cases, a.get("priors", "tv,wavelet"), a.get("data-weighting", "uniform"), parseBackendChoice(a.get("backend", "auto")),
                                   Precision::Single, a.integerIn("iterations", 1000, 1, 100000), a.get("json", ""));
         return 0;
     }

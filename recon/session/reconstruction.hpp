@@ -187,8 +187,15 @@ struct NoiseEstimate {
 NoiseEstimate estimateNoise(const Dataset& d);
 // The k-space sampling density at half the largest |k| (the shell 0.4..0.6 k_max) over the mean
 // density M / N^d: F^H F's eigenvalue there over its mean s. About 1.3 for 2D radial spokes, 2.5 for
-// the 3D kooshball (density 1/|k| against 1/|k|^2); 1 where the shell holds no samples.
-double midBandDensity(const Dataset& d);
+// the 3D kooshball (density 1/|k| against 1/|k|^2); 1 where the shell holds no samples. With
+// `weights` (density-weighted least squares) each sample counts its weight: F^H D F's eigenvalue
+// there over its mean s_D, about 1 where the weights compensate the density.
+double midBandDensity(const Dataset& d, const std::vector<double>* weights = nullptr);
+// A sparse prior's lambda for the uniform data term carried over to the density-weighted one
+// (weights D): lambda r_D / r, r and r_D midBandDensity without and with D, so that the prior's
+// threshold against the data term's curvature where it acts (lambda s / (r s) = lambda / r) is
+// the same in both problems.
+double densityWeightedSparseLambda(double lambda, const Dataset& d, const std::vector<double>& weights);
 
 // What suggestLambda chose and why (recon/session/lambda_choice.cpp; docs/CONVENTIONS.md).
 //  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is
