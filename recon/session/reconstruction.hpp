@@ -189,7 +189,8 @@ NoiseEstimate estimateNoise(const Dataset& d);
 // density M / N^d: F^H F's eigenvalue there over its mean s. About 1.3 for 2D radial spokes, 2.5 for
 // the 3D kooshball (density 1/|k| against 1/|k|^2); 1 where the shell holds no samples. With
 // `weights` (density-weighted least squares) each sample counts its weight: F^H D F's eigenvalue
-// there over its mean s_D, about 1 where the weights compensate the density.
+// there over its mean s_D; 4/pi (2D) or 6/pi (3D) where they compensate the density exactly (flat
+// on the disc or ball the samples cover, against its mean over the N^d grid).
 double midBandDensity(const Dataset& d, const std::vector<double>* weights = nullptr);
 // A sparse prior's lambda for the uniform data term carried over to the density-weighted one
 // (weights D): lambda r_D / r, r and r_D midBandDensity without and with D, so that the prior's
