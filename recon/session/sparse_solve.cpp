@@ -5,7 +5,7 @@
 // SENSE (coil_combination sense): the same solvers over E (SenseSystem: its normal sum_c S_c^H T S_c)
 // and E^H d, one solve for all coils, s with the maps' energy (senseLambdaScale), ADMM's circulant
 // corrected by the maps' energy (SensePreconditioner), FISTA's step from ||E^H E|| (docs/SENSE.md).
-// Density-weighted (SolveOptions::weighting, single images): the data term 1/2 ||D^{1/2} (F x - d)||^2,
+// Density-weighted (SolveOptions::weighting, single images): the data term ||D^{1/2} (F x - d)||^2,
 // i.e. F^H D F, F^H D d and s_D = Q_D(0) as the quadratic weighted CG forms them (fourierOperator,
 // weightedAdjoint, lambdaScale), and so FISTA's ||F^H D F|| and ADMM's circulant of Q_D (docs/SPARSE.md).
 #include <algorithm>
@@ -82,7 +82,7 @@ std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSessi
     const std::vector<SparseTerm>& terms, const std::vector<SolveOptions::PriorTerm>& priors, const SolveOptions& opts,
     const FourierMethod& m, Monitor& monitor, const SenseSystem* sense) {
     SparseState& st = *sparse_;
-    std::shared_ptr<const Vector> data = circulantData(m, monitor.progress(Phase::ToeplitzKernel), sense ? DataWeighting::Uniform : opts.weighting);
+    std::shared_ptr<const Vector> data = circulantData(m, monitor.progress(Phase::ToeplitzKernel), opts.weighting);
     std::vector<std::shared_ptr<const Vector>> penalty;
     for (std::size_t k = 0; k < terms.size(); ++k) {
         const std::string tk = transformKey(priors[k], opts);
