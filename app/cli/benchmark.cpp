@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -67,7 +68,8 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
                      tikhonov,fd,anatomical
   --lambda-change LIST  instead: a lambda change (x2 and back), warm, on demo cases: iterations and
                      time until within 0.1 dB of the converged image's PSNR at the new lambda
-  --data-weighting W (--lambda-change) uniform (default) | density
+  --data-weighting W (--lambda-change) uniform (default) | density; (--sparse) a list: uniform (default),
+                     density or uniform,density (the weighted rows at lambda x r_D / r)
   --kept-directions K  (--lambda-change) a lambda change starts from the best image in the span of
                      the last iterate, the last change's start and the last K search directions
                      (0: those two images only; -1: no recycling; default: the session's)
@@ -80,6 +82,7 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
                      whole-reconstruction time to within 0.1 dB of the PSNR after --iterations
                      (default 1000), and after lambda x2 (warm); tv with ADMM, wavelet with FISTA and POGM
   --priors P         (--sparse) tv,wavelet (default) or any of tv, wavelet, anatomical-tv
+  --lambda-factors L (--sparse) each row at its lambda times each of these (default 1; e.g. 0.5,1,2)
   --backend B        (--convergence, --lambda-change, --sparse) auto (default) | cpu | cuda
 )";
 
@@ -1015,7 +1018,7 @@ int runBenchmark(const std::vector<std::string>& args) {
             return 0;
         }
     Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend",
-                       "toeplitz", "sparse", "priors", "whole", "lambda-change", "data-weighting",
+                       "toeplitz", "sparse", "priors", "whole", "lambda-change", "data-weighting", "lambda-factors",
                        "kept-directions", "repeats"},
                 {"skip-slow", "retune", "no-cpu", "no-breakdown"});
     if (auto grids = a.maybe("toeplitz")) {
@@ -1023,8 +1026,20 @@ int runBenchmark(const std::vector<std::string>& args) {
         return 0;
     }
     if (auto cases = a.maybe("sparse")) {
-        runSparseConvergenceStudy(*cases, a.get("priors", "tv,wavelet"), parseBackendChoice(a.get("backend", "auto")),
-                                  Precision::Single, a.integerIn("iterations", 1000, 1, 100000), a.get("json", ""));
+        std::vector<double> factors;
+        {
+            std::stringstream ss(a.get("lambda-factors", "1"));
+            std::string item;
+            while (std::getline(ss, item, ',')) {
+                char* end = nullptr;
+                const double f = std::strtod(item.c_str(), &end);
+                if (item.empty() || *end != '\0' || !(f > 0) || !std::isfinite(f))
+                    throw UsageError("--lambda-factors expects positive numbers like 0.5,1,2, got '" + item + "'");
+                factors.push_back(f);
+            }
+        }
+        runSparseConvergenceStudy(*cases, a.get("priors", "tv,wavelet"), a.get("data-weighting", "uniform"), factors,
+                                  parseBackendChoice(a.get("backend", "auto")), Precision::Single, a.integerIn("iterations", 1000, 1, 100000), a.get("json", ""));
         return 0;
     }
     if (auto cases = a.maybe("lambda-change")) {

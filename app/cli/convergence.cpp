@@ -380,8 +380,9 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
     if (!json_path.empty()) io::writeTextAtomically(json_path, json.str());  // never a half-written file
 }
 
-void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, BackendChoice choice,
-                               Precision precision, int reference, const std::string& json_path) {
+void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, const std::string& weightings,
+                               const std::vector<double>& lambda_factors, BackendChoice choice, Precision precision, int reference,
+                               const std::string& json_path) {
     constexpr double kBand = 0.1;  // dB: "converged" (issue 13's speed target)
     std::string note;
     std::shared_ptr<Backend> backend = createBackend(choice, precision, &note);
@@ -391,18 +392,34 @@ void runSparseConvergenceStudy(const std::string& cases, const std::string& prio
                 "session, Q, F^H d, ||F^H F|| (FISTA/POGM) and the solve, data on the host to image on the host;\n"
                 "lambda x2: warm from the image above until within %.1f dB of a cold %d-iteration solve at 2 lambda\n"
                 "('>': not reached in %d iterations; setup: the whole run's time to its first iteration; 'start': the\n"
-                "PSNR of the warm run's first iteration)\n\n",
+                "PSNR of the warm run's first iteration); data: the data term, uniform least squares or density-weighted\n"
+                "(another problem: its lambda is the uniform one's times r_D / r, densityWeightedSparseLambda)\n\n",
                 kBand, reference, kBand, reference, reference);
-    std::printf("%-14s %-12s %-8s %7s %8s %8s | %-20s %8s | %8s %8s %-20s\n", "case", "prior", "solver", "lambda", "PSNR",
+    std::printf("%-14s %-12s %-8s %-8s %7s %8s %8s | %-20s %8s | %8s %8s %-20s\n", "case", "prior", "solver", "data", "lambda", "PSNR",
                 "ref s", "whole to target", "setup s", "PSNR 2x", "start", "lambda x2 warm");
     std::ostringstream json;
     json << "[";
     bool first = true;
+    std::vector<DataWeighting> data_terms;
+    for (const std::string& w : split(weightings)) data_terms.push_back(parseDataWeighting(w));
+    if (data_terms.empty()) throw UsageError("--data-weighting: expected uniform, density or both (uniform,density)");
     for (const std::string& name : split(cases)) {
         const CaseSpec spec = caseOf(name);
         std::fprintf(stderr, "simulating %s ...\n", name.c_str());
         const auto data = simulate(spec);
-        for (const std::string& prior : split(priors)) {
+        // The weights the weighted rows' lambda is carried over with (a session of its own: the measured ones start empty).
+        std::vector<double> weights;
+        if (std::find(data_terms.begin(), data_terms.end(), DataWeighting::Density) != data_terms.end()) {
+            ReconstructionSession w(backend);
+            w.setDataset(data);
+            const auto t0 = Clock::now();
+            const DensityMethod method = w.weightingDensityMethod();
+            weights = w.densityWeights(method);
+            std::printf("%s: the weighted rows' density weights, %s: %.3f s (inside their whole times)\n", name.c_str(),
+                        toString(method).c_str(), since(t0));
+        }
+        for (const std::string& prior : split(priors))
+        for (const DataWeighting weighting : data_terms) {
             const RegularizerKind kind = parseRegularizer(prior);
             if (!isSparse(kind)) throw UsageError("--sparse: '" + prior + "' is not a sparse prior (tv, wavelet, anatomical-tv)");
             // The wavelet's rows: FISTA and POGM with random shifts, FISTA with the averaged rule (POGM refuses it).
@@ -410,10 +427,13 @@ void runSparseConvergenceStudy(const std::string& cases, const std::string& prio
             if (kind == RegularizerKind::Wavelet)
                 solvers = {{SparseSolver::Fista, WaveletShifts::Random}, {SparseSolver::Pogm, WaveletShifts::Random},
                            {SparseSolver::Fista, WaveletShifts::Averaged}};
-            for (const auto& [solver, shifts] : solvers) {
+            for (const auto& [solver, shifts] : solvers)
+            for (const double factor : lambda_factors) {
                 SolveOptions o;
                 o.regularizer = kind;
-                o.lambda = defaultSparseLambda(kind);
+                o.weighting = weighting;
+                o.lambda = factor * (weighting == DataWeighting::Density ? densityWeightedSparseLambda(defaultSparseLambda(kind), *data, weights)
+                                                                         : defaultSparseLambda(kind));
                 o.sparse_solver = solver;
                 o.wavelet_shifts = shifts;
                 const std::string label = toString(solver) + (shifts == WaveletShifts::Averaged ? "+avg" : "");
@@ -431,13 +451,14 @@ void runSparseConvergenceStudy(const std::string& cases, const std::string& prio
                 SolveOptions warm = o2;
                 warm.warm_start = true;
                 const Reach change = solveTo(s, warm, r2.psnr, reference, kBand);
-                std::printf("%-14s %-12s %-8s %7.3g %8.2f %8.3f | %s %8.3f | %8.2f %8.2f %s\n", name.c_str(), prior.c_str(),
-                            label.c_str(), o.lambda, r1.psnr, r1.seconds, cell(whole).c_str(), whole.setup_seconds,
+                std::printf("%-14s %-12s %-8s %-8s %7.3g %8.2f %8.3f | %s %8.3f | %8.2f %8.2f %s\n", name.c_str(), prior.c_str(),
+                            label.c_str(), toString(weighting).c_str(), o.lambda, r1.psnr, r1.seconds, cell(whole).c_str(), whole.setup_seconds,
                             r2.psnr, change.first_psnr, cell(change).c_str());
                 std::fflush(stdout);
                 json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                      << ",\"samples\":" << data->samples() << ",\"prior\":" << jsonString(prior)
-                     << ",\"solver\":" << jsonString(toString(solver)) << ",\"wavelet_shifts\":" << jsonString(toString(shifts))
+                     << ",\"solver\":" << jsonString(toString(solver)) << ",\"data_weighting\":" << jsonString(toString(weighting))
+                     << ",\"wavelet_shifts\":" << jsonString(toString(shifts))
                      << ",\"lambda\":" << jsonNumber(o.lambda)
                      << ",\"band_db\":" << jsonNumber(kBand) << ",\"reference\":" << reachJson(r1) << ",\"reference_2x\":" << reachJson(r2)
                      << ",\"whole\":" << reachJson(whole) << ",\"lambda_x2\":" << reachJson(change) << ",\"device\":" << jsonString(device)

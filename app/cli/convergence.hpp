@@ -31,7 +31,10 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
 // iterations from a fresh session, then the whole-reconstruction time (Q, F^H d, ||F^H F||, the
 // solve; data on the host to image on the host) until the PSNR is within 0.1 dB of it; then
 // lambda x2, warm, until within 0.1 dB of the PSNR a cold `reference`-iteration solve reaches there.
-void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, BackendChoice backend,
-                               Precision precision, int reference, const std::string& json_path);
+// `weightings`: the data terms, comma separated (uniform, density): each its own rows and references;
+// `lambda_factors`: each row's lambda times each of these (a sweep around the default).
+void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, const std::string& weightings,
+                               const std::vector<double>& lambda_factors, BackendChoice backend, Precision precision, int reference,
+                               const std::string& json_path);
 
 }  // namespace recon::cli

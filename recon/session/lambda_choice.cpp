@@ -64,20 +64,29 @@ NoiseEstimate estimateNoise(const Dataset& d) {
 
 namespace recon {
 
-double midBandDensity(const Dataset& d) {
-    // Samples in the shell 0.4..0.6 k_max per unit of k-space area (2D) or volume (3D), against the
-    // mean density M / N^d. Both F^H F's eigenvalue there (N^d times the density) and s (M) count
-    // the same samples, so the ratio needs no basis function.
+double midBandDensity(const Dataset& d, const std::vector<double>* weights) {
+    // Samples (weighted: their weights) in the shell 0.4..0.6 k_max per unit of k-space area (2D) or
+    // volume (3D), against the mean density M / N^d (sum w / N^d). Both F^H F's eigenvalue there
+    // (N^d times the density) and s (M) count the same samples, so the ratio needs no basis function.
     const std::size_t m = d.samples();
+    if (weights && weights->size() != m) throw InputError("midBandDensity: one weight per sample expected");
     double kmax = 0;
     const std::vector<double> radius = sampleRadii(d, kmax);
     const double r0 = 0.4 * kmax, r1 = 0.6 * kmax;
-    std::size_t inside = 0;
-    for (double r : radius) inside += r >= r0 && r < r1;
+    double inside = 0, total = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const double w = weights ? (*weights)[i] : 1.0;
+        inside += radius[i] >= r0 && radius[i] < r1 ? w : 0.0;
+        total += w;
+    }
     const double pi = std::acos(-1.0);
     const double shell = d.grid.dims == 3 ? 4.0 / 3.0 * pi * (r1 * r1 * r1 - r0 * r0 * r0) : pi * (r1 * r1 - r0 * r0);
-    if (m == 0 || inside == 0 || !(shell > 0)) return 1.0;  // nothing there to measure: the plain rule
-    return (double(inside) / shell) / (double(m) / double(d.grid.voxels()));
+    if (m == 0 || !(inside > 0) || !(total > 0) || !(shell > 0)) return 1.0;  // nothing there to measure: the plain rule
+    return (inside / shell) / (total / double(d.grid.voxels()));
+}
+
+double densityWeightedSparseLambda(double lambda, const Dataset& d, const std::vector<double>& weights) {
+    return lambda * midBandDensity(d, &weights) / midBandDensity(d);
 }
 
 namespace {
@@ -206,7 +215,16 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
         c.noise_lambda = sparseNoiseFactor(kind) * c.image_noise;
         c.lambda = std::max(c.signal_lambda, c.noise_lambda);
         why << toString(kind) << ": lambda = max(" << kappa << " x m x r, " << sparseNoiseFactor(kind)
-            << " x sigma_img) = max(" << c.signal_lambda << ", " << c.noise_lambda << "), m = " << c.image_scale
+            << " x sigma_img) = max(" << c.signal_lambda << ", " << c.noise_lambda << ")";
+        if (opts.weighting == DataWeighting::Density) {
+            // The weighted data term: the same threshold where the prior acts (densityWeightedSparseLambda).
+            const std::vector<double>& w = densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights));
+            const double r_weighted = midBandDensity(d, &w);
+            c.lambda = densityWeightedSparseLambda(c.lambda, d, w);
+            why << " x r_D / r = " << c.lambda << " for the density-weighted data term (r_D = " << r_weighted
+                << ", F^H D F's eigenvalue at k_max/2 over s_D)";
+        }
+        why << ", m = " << c.image_scale
             << " (the largest |x| after 10 CG iterations without a prior), r = " << c.band_density
             << " (the sampling density at k_max/2 over the mean), sigma_img = sigma / sqrt(r s) = " << c.image_noise
             << " (sigma = " << c.noise.sigma << " from " << c.noise.source << ", s = " << s;

@@ -468,9 +468,10 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         building = toeplitz_.find(methodKey(m)) == toeplitz_.end();
     }
     if (building) requireMemory(true);
-    if (opts.weighting != DataWeighting::Uniform && (sense || sparse))
-        throw InputError("density-weighted least squares is for the quadratic priors' CG (tikhonov, fd, anatomical), not " +
-                         std::string(sense ? "SENSE" : "the sparse priors") + ": use --data-weighting uniform");
+    // The sparse priors take the weighting (solveSparse); SENSE does not (its E^H E has no weighted form here).
+    if (opts.weighting != DataWeighting::Uniform && sense)
+        throw InputError("density-weighted least squares is not built for SENSE (tikhonov, fd, anatomical, tv, wavelet and "
+                         "anatomical-tv take it on single-coil or coil-by-coil data): use --data-weighting uniform");
     if (sparse) return solveSparse(opts, monitor, warm);  // SENSE too: its E in F's place
     if (sense) return solveSense(opts, monitor, warm);
 

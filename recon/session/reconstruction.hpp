@@ -70,9 +70,9 @@ struct SolveOptions {
     // Where a cold quadratic CG or ADMM solve starts (not SENSE, FISTA or POGM): zero, or
     // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
     StartImage start = StartImage::Zero;
-    // The quadratic CG's data term (single-image solves; not SENSE or the sparse priors): least
-    // squares, or least squares weighted by the density weights gridding uses (another problem:
-    // F^H D F x = F^H D d, lambda's s = Q_D(0); docs/SCALING.md).
+    // The data term (single-image solves, quadratic and sparse priors; not SENSE): least squares, or
+    // least squares weighted by the density weights gridding uses (another problem: F^H D F x = F^H D d,
+    // lambda's s = Q_D(0); docs/SCALING.md, docs/SPARSE.md).
     DataWeighting weighting = DataWeighting::Uniform;
     AnatomicalOptions anatomical;
     // The sparse priors (tv, wavelet, anatomical-tv; recon/session/sparse_solve.cpp): a sum of
@@ -187,8 +187,16 @@ struct NoiseEstimate {
 NoiseEstimate estimateNoise(const Dataset& d);
 // The k-space sampling density at half the largest |k| (the shell 0.4..0.6 k_max) over the mean
 // density M / N^d: F^H F's eigenvalue there over its mean s. About 1.3 for 2D radial spokes, 2.5 for
-// the 3D kooshball (density 1/|k| against 1/|k|^2); 1 where the shell holds no samples.
-double midBandDensity(const Dataset& d);
+// the 3D kooshball (density 1/|k| against 1/|k|^2); 1 where the shell holds no samples. With
+// `weights` (density-weighted least squares) each sample counts its weight: F^H D F's eigenvalue
+// there over its mean s_D; 4/pi (2D) or 6/pi (3D) where they compensate the density exactly (flat
+// on the disc or ball the samples cover, against its mean over the N^d grid).
+double midBandDensity(const Dataset& d, const std::vector<double>* weights = nullptr);
+// A sparse prior's lambda for the uniform data term carried over to the density-weighted one
+// (weights D): lambda r_D / r, r and r_D midBandDensity without and with D, so that the prior's
+// threshold against the data term's curvature where it acts (lambda s / (r s) = lambda / r) is
+// the same in both problems.
+double densityWeightedSparseLambda(double lambda, const Dataset& d, const std::vector<double>& weights);
 
 // What suggestLambda chose and why (recon/session/lambda_choice.cpp; docs/CONVENTIONS.md).
 //  - Sparse priors (tv, wavelet, anatomical-tv): lambda is a threshold in image units, so it is

@@ -5,6 +5,9 @@
 // SENSE (coil_combination sense): the same solvers over E (SenseSystem: its normal sum_c S_c^H T S_c)
 // and E^H d, one solve for all coils, s with the maps' energy (senseLambdaScale), ADMM's circulant
 // corrected by the maps' energy (SensePreconditioner), FISTA's step from ||E^H E|| (docs/SENSE.md).
+// Density-weighted (SolveOptions::weighting, single images): the data term ||D^{1/2} (F x - d)||^2,
+// i.e. F^H D F, F^H D d and s_D = Q_D(0) as the quadratic weighted CG forms them (fourierOperator,
+// weightedAdjoint, lambdaScale), and so FISTA's ||F^H D F|| and ADMM's circulant of Q_D (docs/SPARSE.md).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -79,7 +82,7 @@ std::function<LinearOperatorPtr(const std::vector<double>&)> ReconstructionSessi
     const std::vector<SparseTerm>& terms, const std::vector<SolveOptions::PriorTerm>& priors, const SolveOptions& opts,
     const FourierMethod& m, Monitor& monitor, const SenseSystem* sense) {
     SparseState& st = *sparse_;
-    std::shared_ptr<const Vector> data = circulantData(m, monitor.progress(Phase::ToeplitzKernel));
+    std::shared_ptr<const Vector> data = circulantData(m, monitor.progress(Phase::ToeplitzKernel), opts.weighting);
     std::vector<std::shared_ptr<const Vector>> penalty;
     for (std::size_t k = 0; k < terms.size(); ++k) {
         const std::string tk = transformKey(priors[k], opts);
@@ -128,14 +131,19 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     const FourierMethod m = resolve(opts.method);
     // SENSE: one solve over all coils, E in F's place (its normal sum_c S_c^H T S_c) and E^H d in F^H d's.
     const bool sense = d.coils > 1 && opts.coil_combination == CoilCombination::Sense;
+    const bool weighted = opts.weighting == DataWeighting::Density;  // not with SENSE (solveHere refuses it)
+    const std::vector<double>* weights =
+        weighted ? &densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights)) : nullptr;
     const int solves = sense ? 1 : d.coils;
     SolveResult result;
     result.method = (sense ? "sense " : "") + methodName(m);
+    const std::string model = result.method + (weighted ? " | density-weighted" : "");  // what F^H F (or F^H D F) is cached under
     result.lambda = priors.front().lambda;
-    result.lambda_scale = sense ? senseLambdaScale(coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData))) : lambdaScale();
+    result.lambda_scale =
+        sense ? senseLambdaScale(coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData))) : lambdaScale(opts.weighting);
     if (sense) result.coil_combination = "sense";
 
-    LinearOperatorPtr fourier = sense ? nullptr : fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
+    LinearOperatorPtr fourier = sense ? nullptr : fourierOperator(m, monitor.progress(Phase::ToeplitzKernel), opts.weighting);
     if (!sparse_) sparse_ = std::make_shared<SparseState>();
     SparseState& st = *sparse_;
     std::vector<SparseTerm> terms;
@@ -154,7 +162,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                               : opts.sparse_solver == SparseSolver::Pogm ? Momentum::Pogm
                                                                          : kAutoMomentum;
     result.solver = !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
-    std::string key = result.method + (sense ? " | " + senseMapsKey(opts) : "") + (use_fista ? " | " + result.solver + (" shifts " + toString(opts.wavelet_shifts))
+    std::string key = model + (sense ? " | " + senseMapsKey(opts) : "") + (use_fista ? " | " + result.solver + (" shifts " + toString(opts.wavelet_shifts))
                                                  : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
                                                        std::to_string(opts.admm_threshold_scale) + " " +
                                                        std::to_string(opts.admm_relaxation) +
@@ -191,7 +199,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     double normal_norm = 0;
     if (use_fista) {
         // FISTA's step: ||E^H E|| for SENSE (the maps' energy scales it), ||F^H F|| otherwise.
-        const std::string nk = result.method + (sense ? " | " + senseMapsKey(opts) : "");
+        const std::string nk = model + (sense ? " | " + senseMapsKey(opts) : "");
         auto it = st.normal_norm.find(nk);
         if (it == st.normal_norm.end() && fourier)
             it = st.normal_norm.emplace(nk, estimateNormalNorm(*fourier, 30, 1.05, monitor.progress(Phase::ToeplitzKernel))).first;
@@ -217,11 +225,13 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
             }
             result.warm_started = true;
         } else {
-            std::shared_ptr<const Vector> fhd = sense ? nullptr : adjointData(c, m, monitor.progress(Phase::AdjointData));
+            // F^H d, or F^H D d and ||D^{1/2} d||^2 with the weights.
+            std::shared_ptr<const Vector> fhd =
+                sense ? nullptr : weightedAdjoint(weighted ? weighted_fhd_ : fhd_, c, m, weights, monitor.progress(Phase::AdjointData));
             const Vector& rhs = sense ? system->rhs : *fhd;
             double dn = sense ? system->data_norm2 : 0.0;
             if (!sense)
-                for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]);
+                for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]) * (weights ? (*weights)[i] : 1.0);
             // SENSE's image carries the maps' reference phase: no live PSNR against the magnitude truth (as solveSense).
             const bool truth = d.coils == 1 && d.hasTruth();
             const bool start = solves == 1 && warm && warm->size() == d.grid.voxels();
@@ -237,7 +247,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 alg = owned_fista.get();
             } else {
                 // The image's magnitude scale for ADMM's rho rule: F^H d / s is the image blurred by
-                // the sampling's point-spread function (F^H F has s on its diagonal).
+                // the sampling's point-spread function (F^H F has s on its diagonal; F^H D F s_D).
                 const ComplexArray fhd_host = backend_->toHost(rhs);
                 double peak = 0;
                 for (const cdouble& v : fhd_host) peak = std::max(peak, std::abs(v));

@@ -1,6 +1,7 @@
 // The sparse priors on the GPU: the prox kernels and the group l1 norm against the CPU
 // backend, the TV and wavelet operators (the matrix-free stencil kernels), an ADMM solve and
-// FISTA's and POGM's wavelet solves, all within float32 tolerance.
+// FISTA's and POGM's wavelet solves (with the uniform and the density-weighted data term), all within
+// float32 tolerance.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -176,5 +177,32 @@ TEST(GpuPriors, SessionWaveletFistaAndPogmMatchTheCpu) {
         EXPECT_NEAR(rg.history.back().cost(), rc.history.back().cost(), 1e-3 * rc.history.back().cost()) << toString(solver);
         EXPECT_NEAR(measureQuality(rg.image, d->truth, false).psnr_db, measureQuality(rc.image, d->truth, false).psnr_db, 0.05)
             << toString(solver);
+    }
+}
+
+// The density-weighted data term (F^H D F, F^H D d, s_D, ADMM's circulant of Q_D, FISTA's ||F^H D F||)
+// with TV (ADMM) and wavelets (POGM): the GPU's solve follows the CPU's, and it is the weighted
+// problem's (the uniform one's image is elsewhere).
+TEST(GpuPriors, SessionDensityWeightedTvAndWaveletMatchTheCpu) {
+    const std::shared_ptr<Dataset> d = simulate(demoCase("small-2d"));
+    for (RegularizerKind kind : {RegularizerKind::TotalVariation, RegularizerKind::Wavelet}) {
+        SolveOptions o;
+        o.regularizer = kind;
+        o.lambda = defaultSparseLambda(kind);
+        o.weighting = DataWeighting::Density;
+        o.iterations = 100;
+        ReconstructionSession sg(gpu(Precision::Single));
+        sg.setDataset(d);
+        ReconstructionSession sc(createCpuBackend(Precision::Double));
+        sc.setDataset(d);
+        const SolveResult rg = sg.solve(o), rc = sc.solve(o);
+        EXPECT_NEAR(rg.lambda_scale, rc.lambda_scale, 1e-5 * rc.lambda_scale) << toString(kind);
+        EXPECT_LT(relativeError(rg.image, rc.image), 2e-3) << toString(kind);
+        EXPECT_NEAR(rg.history.back().cost(), rc.history.back().cost(), 1e-3 * rc.history.back().cost()) << toString(kind);
+        EXPECT_NEAR(measureQuality(rg.image, d->truth, false).psnr_db, measureQuality(rc.image, d->truth, false).psnr_db, 0.05)
+            << toString(kind);
+        SolveOptions uniform = o;
+        uniform.weighting = DataWeighting::Uniform;
+        EXPECT_GT(relativeError(sg.solve(uniform).image, rg.image), 1e-2) << toString(kind);
     }
 }

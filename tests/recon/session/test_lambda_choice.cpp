@@ -147,6 +147,35 @@ TEST(LambdaChoice, MidBandDensityOfRadialSpokes) {
     EXPECT_NEAR(midBandDensity(*simulate(three)), kooshball, 0.06 * kooshball);
 }
 
+// With weights each sample counts its weight: equal weights change nothing; weights |k|^(d-1), the
+// inverse of the spokes' density, make the weighted density flat on the disc (ball) the spokes cover,
+// k_max = N/2, so the ratio is the N^d grid's area (volume) over the disc's (ball's): 4/pi in 2D, 6/pi
+// in 3D. The density-weighted sparse lambda carries that ratio over (densityWeightedSparseLambda).
+TEST(LambdaChoice, MidBandDensityCountsTheWeights) {
+    const double pi = std::acos(-1.0);
+    CaseSpec two = demoCase("radial-2d");
+    CaseSpec three = demoCase("default");
+    three.trajectory.n = 24;
+    three.trajectory.readouts = 144;
+    three.reference = false;
+    for (const auto& [spec, expected] : {std::pair{two, 4.0 / pi}, std::pair{three, 6.0 / pi}}) {
+        const auto d = simulate(spec);
+        const int dims = d->grid.dims;
+        const std::vector<double> equal(d->samples(), 3.0);
+        EXPECT_NEAR(midBandDensity(*d, &equal), midBandDensity(*d), 1e-12) << dims << "D";
+        std::vector<double> ramp(d->samples());
+        for (std::size_t m = 0; m < ramp.size(); ++m) {
+            const double k2 = d->trajectory.kx(m) * d->trajectory.kx(m) + d->trajectory.ky(m) * d->trajectory.ky(m) +
+                              d->trajectory.kz(m) * d->trajectory.kz(m);
+            ramp[m] = std::pow(k2, (dims - 1) / 2.0);
+        }
+        EXPECT_NEAR(midBandDensity(*d, &ramp), expected, 0.06 * expected) << dims << "D";
+        EXPECT_NEAR(densityWeightedSparseLambda(0.3, *d, ramp), 0.3 * midBandDensity(*d, &ramp) / midBandDensity(*d), 1e-12);
+        const std::vector<double> wrong(d->samples() + 1, 1.0);
+        EXPECT_THROW(midBandDensity(*d, &wrong), InputError);
+    }
+}
+
 // In 3D the rule lands within 0.5 dB of the best of a sweep: TV and wavelets on a noiseless 32^3
 // kooshball at the default case's undersampling (256 spokes, M = N^3/4). Measured: TV auto 0.112
 // 25.60 dB (best 0.2, 25.58), wavelets auto 0.316 25.48 dB (best 0.5, 25.67). The rule before
