@@ -25,6 +25,15 @@ find_package(Eigen3 3.3 NO_MODULE)
 if(NOT TARGET Eigen3::Eigen)
   message(FATAL_ERROR "Eigen 3 not found: install libeigen3-dev (or set Eigen3_DIR)")
 endif()
+# LAPACK and BLAS: OpenBLAS's OpenMP build (Debian: libopenblas-openmp-dev), for ESPIRiT's Gram
+# eigen-decomposition on the CPU. That build and not the pthreads one: its threads are OpenMP's, so
+# they follow OMP_NUM_THREADS and never compete with the engine's own OpenMP threads.
+set(OPENBLAS_ROOT "/usr" CACHE PATH "prefix of OpenBLAS's OpenMP build (lib/x86_64-linux-gnu/openblas-openmp)")
+find_library(OPENBLAS_LIBRARY openblas
+             PATHS ${OPENBLAS_ROOT}/lib/x86_64-linux-gnu/openblas-openmp ${OPENBLAS_ROOT}/lib/openblas-openmp NO_DEFAULT_PATH)
+if(NOT OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS (OpenMP build) not found in ${OPENBLAS_ROOT}: install libopenblas-openmp-dev (or set OPENBLAS_ROOT)")
+endif()
 add_library(reconstudio_fftw INTERFACE)
 target_include_directories(reconstudio_fftw INTERFACE ${FFTW_INCLUDE_DIR})
 target_link_libraries(reconstudio_fftw INTERFACE ${FFTW_fftw3_omp_LIBRARY} ${FFTW_fftw3f_omp_LIBRARY}

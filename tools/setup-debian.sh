@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates python3 \
-  libfftw3-dev libeigen3-dev libgtest-dev \
+  libfftw3-dev libeigen3-dev libopenblas-openmp-dev libgtest-dev \
   qt6-base-dev qt6-base-dev-tools libqt6opengl6-dev qt6-charts-dev \
   libvtk9-dev libhdf5-dev libismrmrd-dev ismrmrd-tools libnifti2-dev libpng-dev \
   libdcmtk-dev dcmtk dicom3tools python3-pydicom \

@@ -7,6 +7,7 @@
 
 #include "recon/backend/backend.hpp"
 #include "recon/core/host_memory.hpp"
+#include "recon/core/lapack.hpp"
 
 namespace recon {
 
@@ -73,83 +74,13 @@ void Backend::calibrationProjection(const CalibrationMatrix& m, double threshold
 
 namespace {
 
-// Eigenvectors of the real symmetric tridiagonal matrix (diagonal d, off-diagonal e) for the
-// given eigenvalues (descending, accurate to rounding) by inverse iteration, as LAPACK's dstein:
-// (T - lambda I) x = b by Gaussian elimination with partial pivoting, three solves from a fixed
-// start; an eigenvalue closer to the previous one than 1e-3 |T| joins its cluster, whose
-// vectors are orthogonalised (modified Gram-Schmidt) after every solve, and one equal to it
-// within rounding is moved apart by that rounding first. O(n) per solve instead of the O(n^3)
-// rotations of all n eigenvectors (8 of the 44 s of a 1728 x 1728 decomposition).
-Eigen::MatrixXd tridiagonalEigenvectors(const Eigen::VectorXd& d, const Eigen::VectorXd& e, const std::vector<double>& lambdas) {
-    const Eigen::Index n = d.size();
-    const std::size_t k = lambdas.size();
-    Eigen::MatrixXd z(n, Eigen::Index(k));
-    if (n == 0 || k == 0) return z;
-    double norm = 0;  // the 1-norm of T
-    for (Eigen::Index i = 0; i < n; ++i)
-        norm = std::max(norm, std::abs(d(i)) + (i > 0 ? std::abs(e(i - 1)) : 0.0) + (i + 1 < n ? std::abs(e(i)) : 0.0));
-    if (norm == 0) norm = 1;
-    const double eps = std::numeric_limits<double>::epsilon(), cluster_gap = 1e-3 * norm, tiny = eps * norm;
-    const auto size = static_cast<std::size_t>(n);
-    std::vector<double> u0(size), u1(size), u2(size), l(size);
-    std::vector<char> swapped(size);
-    Eigen::VectorXd x(n);
-    std::size_t cluster_start = 0;
-    double previous = 0;
-    for (std::size_t j = 0; j < k; ++j) {
-        double lambda = lambdas[j];
-        if (j > 0 && previous - lambda < cluster_gap) {
-            if (previous - lambda < 10 * eps * std::abs(previous)) lambda = previous - 10 * eps * std::abs(previous);
-        } else {
-            cluster_start = j;
-        }
-        previous = lambda;
-        // T - lambda I = P L U; U has two super-diagonals (u1, u2). The row carried to the next
-        // step has entries on its diagonal and the first super-diagonal only.
-        double cur_d = d(0) - lambda, cur_s = n > 1 ? e(0) : 0.0;
-        for (Eigen::Index i = 0; i + 1 < n; ++i) {
-            const double sub = e(i), diag = d(i + 1) - lambda, sup = i + 2 < n ? e(i + 1) : 0.0;
-            const std::size_t s = std::size_t(i);
-            if (std::abs(cur_d) >= std::abs(sub)) {
-                if (cur_d == 0) cur_d = tiny;
-                l[s] = sub / cur_d;
-                swapped[s] = 0;
-                u0[s] = cur_d, u1[s] = cur_s, u2[s] = 0;
-                cur_d = diag - l[s] * cur_s;
-                cur_s = sup;
-            } else {
-                l[s] = cur_d / sub;
-                swapped[s] = 1;
-                u0[s] = sub, u1[s] = diag, u2[s] = sup;
-                cur_d = cur_s - l[s] * diag;
-                cur_s = -l[s] * sup;
-            }
-        }
-        u0[std::size_t(n - 1)] = cur_d == 0 ? tiny : cur_d;
-        // A start with every component (deterministic, no eigenvector orthogonal to it in practice).
-        for (Eigen::Index i = 0; i < n; ++i) x(i) = 1.0 + 0.5 * std::sin(1.7 * double(i) + 0.3 * double(j));
-        x /= x.norm();
-        for (int it = 0; it < 3; ++it) {
-            for (Eigen::Index i = 0; i + 1 < n; ++i) {
-                const std::size_t s = std::size_t(i);
-                if (swapped[s]) std::swap(x(i), x(i + 1));
-                x(i + 1) -= l[s] * x(i);
-            }
-            for (Eigen::Index i = n - 1; i >= 0; --i) {
-                const std::size_t s = std::size_t(i);
-                double v = x(i);
-                if (i + 1 < n) v -= u1[s] * x(i + 1);
-                if (i + 2 < n) v -= u2[s] * x(i + 2);
-                x(i) = v / (u0[s] == 0 ? tiny : u0[s]);
-            }
-            for (std::size_t c = cluster_start; c < j; ++c) x -= z.col(Eigen::Index(c)).dot(x) * z.col(Eigen::Index(c));
-            const double len = x.norm();
-            if (!(len > 0) || !std::isfinite(len)) throw Error("ESPIRiT: inverse iteration failed on the calibration matrix");
-            x /= len;
-        }
-        z.col(Eigen::Index(j)) = x;
-    }
-    return z;
+// LAPACK's routines ask for their workspace's size first (lwork = -1).
+lapack::fint workspaceSize(cdouble query) { return std::max<lapack::fint>(1, lapack::fint(query.real())); }
+
+void checkLapack(lapack::fint info, const char* routine) {
+    if (info != 0)
+        throw Error(std::string("ESPIRiT: LAPACK's ") + routine + " failed on the calibration matrix's Gram matrix (info " +
+                    std::to_string(info) + ")");
 }
 
 }  // namespace
@@ -159,22 +90,70 @@ void hostGramProjection(const ComplexArray& gram, std::size_t cols, double thres
     if (gram.size() != cols * cols)
         throw InputError("Gram projection: " + std::to_string(gram.size()) + " values for a " + std::to_string(cols) + " x " +
                          std::to_string(cols) + " matrix");
-    // G = Q T Q^H (Householder, real tridiagonal T), T's eigenvalues, then the eigenvectors of
-    // only the kept ones (inverse iteration on T) and Q applied to those: all n eigenvectors
-    // by QR rotations took most of the decomposition's time.
-    const Eigen::Map<const Eigen::MatrixXcd> g(gram.data(), Eigen::Index(cols), Eigen::Index(cols));
-    const Eigen::Tridiagonalization<Eigen::MatrixXcd> tri(g);  // reads the lower triangle
-    const Eigen::VectorXd diagonal = tri.diagonal(), off = tri.subDiagonal();
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es;
-    es.computeFromTridiagonal(diagonal, off, Eigen::EigenvaluesOnly);  // ascending
-    if (es.info() != Eigen::Success) throw Error("ESPIRiT: the calibration matrix's eigenvalues did not converge");
-    values.assign(es.eigenvalues().data(), es.eigenvalues().data() + cols);
+    if (cols == 0 || cols > std::size_t(std::numeric_limits<lapack::fint>::max() / 2))
+        throw InputError("Gram projection: a " + std::to_string(cols) + " x " + std::to_string(cols) + " matrix is out of range");
+    for (std::size_t j = 0; j < cols; ++j)
+        for (std::size_t i = j; i < cols; ++i)  // the lower triangle, the part read
+            if (!std::isfinite(gram[j * cols + i].real()) || !std::isfinite(gram[j * cols + i].imag()))
+                throw InputError("ESPIRiT: the calibration data are not finite (the Gram matrix holds NaN or infinity)");
+    using lapack::fint;
+    const fint n = fint(cols);
+    fint info = 0, query = -1;
+    // G = Q T Q^H (zhetrd: blocked Householder, real tridiagonal T), all of T's eigenvalues
+    // (dsterf), the eigenvectors of only the kept ones (zstemr, MRRR) and Q applied to those
+    // (zunmtr): all n eigenvectors would cost n^3 more for vectors that are then dropped.
+    ComplexArray a = gram;
+    std::vector<double> d(cols), e(cols);
+    ComplexArray tau(cols);
+    cdouble size{};
+    lapack::zhetrd_("L", &n, a.data(), &n, d.data(), e.data(), tau.data(), &size, &query, &info, 1);
+    ComplexArray work(std::size_t(workspaceSize(size)));
+    fint lwork = fint(work.size());
+    lapack::zhetrd_("L", &n, a.data(), &n, d.data(), e.data(), tau.data(), work.data(), &lwork, &info, 1);
+    checkLapack(info, "zhetrd");
+
+    values = d;  // ascending, as Backend::gramEigen's
+    std::vector<double> e_scratch = e;
+    lapack::dsterf_(&n, values.data(), e_scratch.data(), &info);
+    checkLapack(info, "dsterf");
+    // A^H A is positive semidefinite: a largest eigenvalue not above zero is a zero matrix, whose
+    // "signal subspace" (everything at or above 0.001 of nothing) would be the whole space.
+    if (!(values.back() > 0))
+        throw InputError("ESPIRiT: the calibration data are zero (no signal in the calibration region of k-space)");
     kept = signalSubspaceSize(values, threshold);
-    std::vector<double> top(kept);
-    for (std::size_t j = 0; j < kept; ++j) top[j] = values[cols - 1 - j];
-    const Eigen::MatrixXcd signal = tri.matrixQ() * tridiagonalEigenvectors(diagonal, off, top).cast<cdouble>();
-    projection.resize(cols * cols);
-    Eigen::Map<Eigen::MatrixXcd>(projection.data(), Eigen::Index(cols), Eigen::Index(cols)).noalias() = signal * signal.adjoint();
+
+    // T's eigenvectors of the kept (largest) eigenvalues, by index: il..iu = n - kept + 1 .. n.
+    const fint k = fint(kept), il = n - k + 1, iu = n;
+    fint found = 0, tryrac = 1;
+    const double unused = 0;
+    std::vector<double> w(cols);
+    ComplexArray z(cols * kept);
+    std::vector<fint> support(2 * kept);
+    double rsize = 0;
+    fint isize = 0;
+    lapack::zstemr_("V", "I", &n, d.data(), e.data(), &unused, &unused, &il, &iu, &found, w.data(), z.data(), &n, &k,
+                    support.data(), &tryrac, &rsize, &query, &isize, &query, &info, 1, 1);
+    std::vector<double> rwork(std::size_t(std::max(1.0, rsize)));
+    std::vector<fint> iwork(std::size_t(std::max<fint>(1, isize)));
+    fint lrwork = fint(rwork.size()), liwork = fint(iwork.size());
+    lapack::zstemr_("V", "I", &n, d.data(), e.data(), &unused, &unused, &il, &iu, &found, w.data(), z.data(), &n, &k,
+                    support.data(), &tryrac, rwork.data(), &lrwork, iwork.data(), &liwork, &info, 1, 1);
+    checkLapack(info, "zstemr");
+    if (found != k) throw Error("ESPIRiT: LAPACK's zstemr found " + std::to_string(found) + " of the " + std::to_string(k) + " eigenvectors");
+
+    // The kept eigenvectors of G: Q z.
+    lapack::zunmtr_("L", "L", "N", &n, &k, a.data(), &n, tau.data(), z.data(), &n, &size, &query, &info, 1, 1, 1);
+    work.resize(std::size_t(workspaceSize(size)));
+    lwork = fint(work.size());
+    lapack::zunmtr_("L", "L", "N", &n, &k, a.data(), &n, tau.data(), z.data(), &n, work.data(), &lwork, &info, 1, 1, 1);
+    checkLapack(info, "zunmtr");
+
+    // P = V V^H: its lower triangle (zherk), the upper one its mirror.
+    projection.assign(cols * cols, cdouble(0));
+    const double one = 1, zero = 0;
+    lapack::zherk_("L", "N", &n, &k, &one, z.data(), &n, &zero, projection.data(), &n, 1, 1);
+    for (std::size_t j = 0; j < cols; ++j)
+        for (std::size_t i = j + 1; i < cols; ++i) projection[i * cols + j] = std::conj(projection[j * cols + i]);
 }
 
 void Backend::dominantEigenvectors(int n, std::size_t voxels, const ComplexArray& upper, ComplexArray& vectors,

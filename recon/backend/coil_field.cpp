@@ -138,43 +138,55 @@ ComplexArray calibrationGram(const CalibrationMatrix& m) {
             const cdouble* x0 = m.values.data() + std::size_t(c0) * cal_points;
             const cdouble* x1 = m.values.data() + std::size_t(c1) * cal_points;
             auto at = [&](int px, int py, int pz) { return (std::size_t(pz) * std::size_t(cal[1]) + std::size_t(py)) * std::size_t(cal[0]) + std::size_t(px); };
-            // f, dense on len[0] x len[1] x len[2] (x fastest), p = lo + index.
-            std::size_t i = 0;
+            // f, dense on len[0] x len[1] x len[2] (x fastest), p = lo + index. conj(a) b in real
+            // arithmetic, a row at a time: std::complex's product (its NaN check) does not
+            // vectorise, and was most of this function's time.
             for (int z = 0; z < len[2]; ++z)
-                for (int y = 0; y < len[1]; ++y)
-                    for (int x = 0; x < len[0]; ++x, ++i) {
-                        const int px = lo[0] + x, py = lo[1] + y, pz = lo[2] + z;
-                        f[i] = std::conj(x0[at(px, py, pz)]) * x1[at(px + delta[0], py + delta[1], pz + delta[2])];
+                for (int y = 0; y < len[1]; ++y) {
+                    const int py = lo[1] + y, pz = lo[2] + z;
+                    const double* a = reinterpret_cast<const double*>(x0 + at(lo[0], py, pz));
+                    const double* b = reinterpret_cast<const double*>(x1 + at(lo[0] + delta[0], py + delta[1], pz + delta[2]));
+                    double* o = reinterpret_cast<double*>(f.data() + (std::size_t(z) * std::size_t(len[1]) + std::size_t(y)) * std::size_t(len[0]));
+#pragma omp simd
+                    for (int x = 0; x < len[0]; ++x) {
+                        o[2 * x] = a[2 * x] * b[2 * x] + a[2 * x + 1] * b[2 * x + 1];
+                        o[2 * x + 1] = a[2 * x] * b[2 * x + 1] - a[2 * x + 1] * b[2 * x];
                     }
+                }
             // Sliding box sums of `pos` along one axis: in has sizes n_in, out the same with that
-            // axis's length replaced by w = hi - lo (one sum per kappa).
+            // axis's length replaced by w = hi - lo (one sum per kappa). The lines along the axis
+            // side by side (the innermost loop over the contiguous index l, which vectorises).
             auto boxSums = [&](const ComplexArray& in, ComplexArray& out, std::array<int, 3> n_in, int axis) {
                 const int w = hi[std::size_t(axis)] - lo[std::size_t(axis)], p = pos[std::size_t(axis)];
                 std::size_t stride = 1;
                 for (int a = 0; a < axis; ++a) stride *= std::size_t(n_in[std::size_t(a)]);
                 std::size_t above = 1;
                 for (int a = axis + 1; a < 3; ++a) above *= std::size_t(n_in[std::size_t(a)]);
-                const std::size_t n_axis = std::size_t(n_in[std::size_t(axis)]);
-                for (std::size_t h = 0; h < above; ++h)
-                    for (std::size_t l = 0; l < stride; ++l) {
-                        const cdouble* src = in.data() + h * n_axis * stride + l;
-                        cdouble* dst = out.data() + h * std::size_t(w) * stride + l;
-                        cdouble sum = 0;
-                        for (int j = 0; j < p; ++j) sum += src[std::size_t(j) * stride];
-                        dst[0] = sum;
-                        for (int k = 1; k < w; ++k) {
-                            sum += src[std::size_t(k + p - 1) * stride] - src[std::size_t(k - 1) * stride];
-                            dst[std::size_t(k) * stride] = sum;
-                        }
+                const std::size_t n_axis = std::size_t(n_in[std::size_t(axis)]), reals = 2 * stride;
+                for (std::size_t h = 0; h < above; ++h) {
+                    const double* src = reinterpret_cast<const double*>(in.data() + h * n_axis * stride);
+                    double* dst = reinterpret_cast<double*>(out.data() + h * std::size_t(w) * stride);
+                    for (std::size_t l = 0; l < reals; ++l) dst[l] = 0;
+                    for (int j = 0; j < p; ++j)
+#pragma omp simd
+                        for (std::size_t l = 0; l < reals; ++l) dst[l] += src[std::size_t(j) * reals + l];
+                    for (int k = 1; k < w; ++k) {
+                        const double *added = src + std::size_t(k + p - 1) * reals, *dropped = src + std::size_t(k - 1) * reals;
+                        const double* previous = dst + std::size_t(k - 1) * reals;
+                        double* sums = dst + std::size_t(k) * reals;
+#pragma omp simd
+                        for (std::size_t l = 0; l < reals; ++l) sums[l] = previous[l] + (added[l] - dropped[l]);
                     }
+                }
             };
+            // z and y first (whole x lines at once), x last, on what is left (w_x... x w_y x w_z).
             std::array<int, 3> n = len;
-            boxSums(f, s1, n, 0);
-            n[0] = hi[0] - lo[0];
+            boxSums(f, s1, n, 2);
+            n[2] = hi[2] - lo[2];
             boxSums(s1, s2, n, 1);
             n[1] = hi[1] - lo[1];
-            boxSums(s2, s1, n, 2);
-            n[2] = hi[2] - lo[2];
+            boxSums(s2, s1, n, 0);
+            n[0] = hi[0] - lo[0];
             // s1 now holds G((c0, kappa), (c1, kappa + delta)) for kappa in [lo, hi).
             std::size_t j = 0;
             for (int kz = lo[2]; kz < hi[2]; ++kz)

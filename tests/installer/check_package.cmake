@@ -115,6 +115,10 @@ foreach(dep IN LISTS expected_depends)
     fail("Depends lacks a versioned '${dep}' (is CPACK_DEBIAN_PACKAGE_SHLIBDEPS on?): ${Depends}")
   endif()
 endforeach()
+# OpenBLAS's OpenMP build by name (installer/CMakeLists.txt says why), not only shlibdeps' libopenblas0.
+if(NOT Depends MATCHES "(^|, )libopenblas0-openmp($|,| )")
+  fail("Depends lacks libopenblas0-openmp (ESPIRiT's LAPACK): ${Depends}")
+endif()
 # Nothing from NVIDIA: those packages are not in Debian, and the CPU-only package must need none.
 if(Depends MATCHES "(cuda|cufft|nvidia)")
   fail("Depends names an NVIDIA package, which Debian cannot satisfy: ${Depends}")

@@ -7,11 +7,9 @@ set -u -o pipefail
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 B=build-solvers
-mkdir -p /tmp/fftw
-for f in .debs/*.deb; do dpkg -x "$f" /tmp/fftw; done
-export LD_LIBRARY_PATH=/tmp/fftw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+source "$(dirname "${BASH_SOURCE[0]}")/../cuda/unpack_debs.sh"  # FFTW, OpenBLAS
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF \
-      -DRECONSTUDIO_WITH_CUDA=ON -DFFTW_ROOT=/tmp/fftw/usr > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+      -DRECONSTUDIO_WITH_CUDA=ON $DEBS_CMAKE_ARGS > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 SECONDS=0
 cmake --build $B -j16 --target ct_solver_bench > "$OUT/build.log" 2>&1 || { grep -E "error" -A5 "$OUT/build.log" | head -40; exit 1; }
 echo "build ok (${SECONDS} s)"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU machine's whole check in one script (docs/GPU.md): build the engine with
 # CUDA, run the gpu-labelled tests, compute-sanitizer (memcheck, racecheck) and the
-# benchmark. Run from the repository root with FFTW's .deb files carried in .debs/.
+# benchmark. Run from the repository root with FFTW's and OpenBLAS's .deb files carried in .debs/ (unpack_debs.sh).
 #   tests/recon/cuda/run_on_device.sh [build|build-ct|build-multi|build-sense] [test] [sanitize] [bench] [bench-all] [whole]
 #                                     [ct-bench] [ct-gpu] [ct-peers] [multi-test] [multi-bench] [sense-bench]
 # build-multi builds only what multi-test and multi-bench need, on every core; build-sense what sense-bench needs.
@@ -20,9 +20,7 @@ B=build-dev
 T=$B/tests/recon/cuda/recon_cuda_tests
 CLI=$B/app/cli/reconstudio-cli
 
-mkdir -p /tmp/fftw
-for f in .debs/*.deb; do dpkg -x "$f" /tmp/fftw; done
-export LD_LIBRARY_PATH=/tmp/fftw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+source "$(dirname "${BASH_SOURCE[0]}")/unpack_debs.sh"  # FFTW, OpenBLAS
 export RECONSTUDIO_TUNE_CACHE=$PWD/$B/cuda-tune.txt
 
 targets="${BUILD_TARGETS:-recon_cuda_tests reconstudio-cli ct_dd_bench multi_gpu_bench}"  # BUILD_TARGETS: fewer, faster
@@ -34,7 +32,7 @@ if has build || has build-ct || has build-multi || has build-sense; then
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
   nvcc --version | tail -2 | tee -a "$OUT/device.txt"
   cmake -S . -B $B -G Ninja -DRECONSTUDIO_WITH_QT=OFF -DRECONSTUDIO_WITH_HDF5=OFF -DRECONSTUDIO_WITH_CUDA=ON \
-        -DFFTW_ROOT=/tmp/fftw/usr > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+        $DEBS_CMAKE_ARGS > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
   cmake --build $B -j$jobs --target $targets 2>&1 | tail -n 400 > "$OUT/build.log" \
     || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
   for o in $B/recon/CMakeFiles/recon.dir/cuda/*.cu.o; do

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "recon/core/conventions.hpp"
 #include "recon/core/errors.hpp"
@@ -750,4 +751,48 @@ TEST(CoilMaps, GramProjectionMatchesTheFullDecomposition) {
         EXPECT_LT(diff, 1e-9) << variant;
         EXPECT_LT(idempotence, 1e-9) << variant;
     }
+}
+
+// What LAPACK must not be handed, or would answer meaninglessly: a zero Gram matrix (no signal in
+// the calibration region: its "subspace" above 0.001 of nothing would be everything), values that
+// are not finite, a size that does not match. Each a clear InputError. And the smallest cases: a
+// 1 x 1 matrix, and a rank-one one (one kept vector, P = v v^H / |v|^2).
+TEST(CoilMaps, GramProjectionRejectsZeroOrNonFiniteMatricesAndHandlesTheSmallest) {
+    std::vector<double> values;
+    std::size_t kept = 0;
+    ComplexArray projection;
+    auto message = [&](const ComplexArray& gram, std::size_t n) {
+        try {
+            hostGramProjection(gram, n, 1e-3, values, kept, projection);
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message(ComplexArray(16, cdouble(0)), 4).find("calibration data are zero"), std::string::npos);
+    ComplexArray nan(16, cdouble(1));
+    nan[6] = cdouble(std::nan(""), 0);  // lower triangle (2, 1)
+    EXPECT_NE(message(nan, 4).find("not finite"), std::string::npos);
+    EXPECT_NE(message(ComplexArray(15), 4).find("15 values for a 4 x 4"), std::string::npos);
+
+    hostGramProjection(ComplexArray{cdouble(2.5)}, 1, 1e-3, values, kept, projection);
+    EXPECT_EQ(kept, 1u);
+    EXPECT_NEAR(values[0], 2.5, 1e-15);
+    EXPECT_NEAR(std::abs(projection[0] - cdouble(1)), 0, 1e-15);
+
+    const int n = 7;
+    const ComplexArray v = randomComplex(std::size_t(n), 9);
+    double len2 = 0;
+    for (const cdouble& x : v) len2 += std::norm(x);
+    ComplexArray gram(std::size_t(n * n));
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) gram[std::size_t(j * n + i)] = v[std::size_t(i)] * std::conj(v[std::size_t(j)]);
+    hostGramProjection(gram, std::size_t(n), 1e-3, values, kept, projection);
+    EXPECT_EQ(kept, 1u);
+    EXPECT_NEAR(values.back(), len2, 1e-12 * len2);
+    double diff = 0;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            diff = std::max(diff, std::abs(projection[std::size_t(j * n + i)] - v[std::size_t(i)] * std::conj(v[std::size_t(j)]) / len2));
+    EXPECT_LT(diff, 1e-12);
 }
