@@ -12,6 +12,8 @@
 namespace recon {
 namespace {
 inline int wrap(int i, int n) {
+    if (i >= 0 && i < n) return i;  // most calls: no division
+    if (i < 0 && i >= -n) return i + n;
     i %= n;
     return i < 0 ? i + n : i;
 }
