@@ -102,12 +102,25 @@ void NufftPlan<T>::keepKernelWeights() {
     if (!weights_.empty()) return;
     const int stride = *std::max_element(W_.begin(), W_.end());
     std::vector<double> w(3 * M_ * std::size_t(stride), 0.0);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t m = 0; m < std::int64_t(M_); ++m)
-        for (int a = 0; a < dims_; ++a) {
-            double* out = &w[(3 * std::size_t(m) + std::size_t(a)) * std::size_t(stride)];
-            for (int i = 0; i < W_[a]; ++i) out[i] = kernel_.value(start_[3 * m + a] + i - pos_[3 * m + a]);
+    // In blocks of samples, one batch evaluation each (SpreadKernel::values); the unused slots
+    // (axes beyond dims, cells beyond W) get an offset outside the kernel's support: weight 0.
+    constexpr std::int64_t kBlock = 128;
+    const std::int64_t blocks = (std::int64_t(M_) + kBlock - 1) / kBlock;
+#pragma omp parallel
+    {
+        std::vector<double> offsets(std::size_t(3 * kBlock) * std::size_t(stride));
+#pragma omp for schedule(static)
+        for (std::int64_t blk = 0; blk < blocks; ++blk) {
+            const std::size_t m0 = std::size_t(blk * kBlock), m1 = std::min(M_, m0 + std::size_t(kBlock));
+            std::fill(offsets.begin(), offsets.end(), double(kernel_.width));
+            for (std::size_t m = m0; m < m1; ++m)
+                for (int a = 0; a < dims_; ++a) {
+                    double* o = &offsets[(3 * (m - m0) + std::size_t(a)) * std::size_t(stride)];
+                    for (int i = 0; i < W_[a]; ++i) o[i] = double(start_[3 * m + std::size_t(a)] + i) - pos_[3 * m + std::size_t(a)];
+                }
+            kernel_.values(offsets.data(), 3 * (m1 - m0) * std::size_t(stride), &w[3 * m0 * std::size_t(stride)]);
         }
+    }
     weights_ = std::move(w);
     weights_stride_ = stride;
 }

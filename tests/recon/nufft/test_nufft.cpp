@@ -68,11 +68,13 @@ TEST(SpreadKernel, DeapodisationMatchesDirectFourierSum) {
     }
 }
 
-// The spreading's batch evaluation (vectorised, its own exp) against the one-value path and
-// against std::exp's kernel: every kernel kind, offsets inside and outside the support.
+// The spreading's batch evaluation (vectorised: its own exp, the Bessel series at a fixed length)
+// against the one-value path, bit for bit, and against std::exp's kernel: every kernel kind,
+// offsets inside and outside the support.
 TEST(SpreadKernel, BatchValuesEqualSingleValuesAndStdExp) {
     for (const SpreadKernel& k : {SpreadKernel::forTolerance(1e-3, 1.5), SpreadKernel::forTolerance(1e-6, 2.0),
-                                  SpreadKernel::kaiserBessel(2.0, 4), SpreadKernel::linear()}) {
+                                  SpreadKernel::kaiserBessel(2.0, 4), SpreadKernel::kaiserBessel(1.25, 6),
+                                  SpreadKernel::kaiserBessel(2.0, 16), SpreadKernel::linear()}) {
         std::vector<double> z;
         for (int i = -4000; i <= 4000; ++i) z.push_back(0.55 * k.width * i / 3999.0);  // past both ends
         z.push_back(-0.5 * k.width);
