@@ -4,8 +4,7 @@
 // and divides by `deapodization()` on the output grid.
 #pragma once
 
-#include <bit>
-#include <cstdint>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -47,34 +46,10 @@ struct SpreadKernel {
     static SpreadKernel forTolerance(double tolerance, double sigma = 2.0);
 };
 
-// exp(x) for -700 < x <= 0 within 1 ulp or so of std::exp, inline so that a loop over it
-// vectorises: std::exp is a call per value, and the exp-semicircle kernel's values were most of
-// the NUFFT's spreading time (docs/SCALING.md). 2^n by the exponent bits, exp(r) for
-// |r| <= ln 2 / 2 by its Taylor series to r^13 (truncation below 2e-16).
-inline double expNonPositive(double x) {
-    constexpr double log2e = 1.4426950408889634, ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-    constexpr double shifter = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
-    const double shifted = x * log2e + shifter;
-    const double n = shifted - shifter;
-    const double r = (x - n * ln2_hi) - n * ln2_lo;
-    double p = 1.0 / 6227020800.0;  // 1/13!
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
-    // The low bits of `shifted` hold n + 2^51; n + 1023 in the exponent field is 2^n.
-    const std::int64_t bits = (std::bit_cast<std::int64_t>(shifted) - std::bit_cast<std::int64_t>(shifter) + 1023) << 52;
-    return p * std::bit_cast<double>(bits);
-}
+// exp(x) for -700 < x <= 0 within about 1 ulp of std::exp: the kernels' own, whose loops vectorise
+// (std::exp is a call per value, and the exp-semicircle kernel's values were most of the NUFFT's
+// spreading time: docs/SCALING.md). Defined in spread_kernel.cpp (C++20; CUDA sources include this header).
+double expNonPositive(double x);
 
 // Oversampled FFT length for an axis of S points: >= sigma*S, even, with small prime factors.
 int oversampledLength(int S, double sigma);
