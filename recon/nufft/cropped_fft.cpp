@@ -85,7 +85,7 @@ CroppedFft<T>::CroppedFft(std::array<int, 3> fine, std::array<int, 3> kept, int 
     while (m.tile > 4 && std::size_t(m.tile) * std::size_t(GL) * sizeof(C) > (64u << 10)) m.tile /= 2;
 
     std::lock_guard<std::mutex> lock(fftw::plannerMutex());
-    fftw::prepare();
+    fftw::prepare<T>();
     F::threads(1);  // every plan runs inside the engine's OpenMP loops
     // Measuring overwrites the buffers planned on: scratch ones, aligned as FFTW's own.
     fftw::Buffer<C> in(m.slab_in), b1(std::size_t(m.rows) * std::size_t(m.xout)), b2(std::size_t(m.rows) * std::size_t(m.ox)),

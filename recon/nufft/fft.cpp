@@ -31,7 +31,8 @@ namespace {
 struct Wisdom {
     bool chosen = false;    // folder set (from the environment, or by useWisdomFolder)
     std::string folder;     // "" when disabled
-    std::string saved[2];   // the last text read or written, per precision (f32, f64)
+    bool read[2] = {};      // the folder's file read, per precision (f32, f64)
+    std::string saved[2];   // the last text read or written, per precision
     bool fresh = false;     // a plan was measured since the last save (noteNewWisdom)
 };
 
@@ -82,7 +83,7 @@ std::string wisdomFolder() {
     return "";
 }
 
-void prepare() {
+void prepare(bool single_precision) {
     static bool threads = false;
     if (!threads) {
         threads = true;
@@ -91,7 +92,28 @@ void prepare() {
         fftw_set_timelimit(kPlanningSeconds);
         fftwf_set_timelimit(kPlanningSeconds);
     }
-    if (!wisdom().chosen) useWisdomFolder(wisdomFolder());
+    Wisdom& w = wisdom();
+    if (!w.chosen) useWisdomFolder(wisdomFolder());
+    const int precision = single_precision ? 0 : 1;
+    if (w.read[precision] || w.folder.empty()) return;
+    w.read[precision] = true;
+    const std::string path = pathFor(precision);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return;  // a first run
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string s = text.str();
+    const int ok = precision == 0 ? fftwf_import_wisdom_from_string(s.c_str()) : fftw_import_wisdom_from_string(s.c_str());
+    if (!ok) {
+        std::fprintf(stderr, "note: FFTW wisdom file '%s' is damaged: ignored (it will be replaced)\n", path.c_str());
+        if (precision == 0)
+            fftwf_forget_wisdom();
+        else
+            fftw_forget_wisdom();
+        return;
+    }
+    // The file's own text: what FFTW exports again while no plan is added (savePlans compares).
+    w.saved[precision] = s;
 }
 
 std::string wisdomPath(bool single_precision) { return pathFor(single_precision ? 0 : 1); }
@@ -102,26 +124,8 @@ void useWisdomFolder(const std::string& folder) {
     w.folder = folder;
     fftwf_forget_wisdom();
     fftw_forget_wisdom();
+    w.read[0] = w.read[1] = false;
     w.saved[0] = w.saved[1] = "";
-    if (w.folder.empty()) return;
-    for (int precision : {0, 1}) {
-        const std::string path = pathFor(precision);
-        std::ifstream in(path, std::ios::binary);
-        if (!in) continue;  // a first run
-        std::ostringstream text;
-        text << in.rdbuf();
-        const std::string s = text.str();
-        const int ok = precision == 0 ? fftwf_import_wisdom_from_string(s.c_str()) : fftw_import_wisdom_from_string(s.c_str());
-        if (!ok) {
-            std::fprintf(stderr, "note: FFTW wisdom file '%s' is damaged: ignored (it will be replaced)\n", path.c_str());
-            if (precision == 0)
-                fftwf_forget_wisdom();
-            else
-                fftw_forget_wisdom();
-            continue;
-        }
-        w.saved[precision] = exportText(precision);
-    }
 }
 
 unsigned planningFlags(std::size_t points) {
@@ -135,6 +139,7 @@ void savePlans() {
     if (w.folder.empty() || !w.fresh) return;
     w.fresh = false;
     for (int precision : {0, 1}) {
+        if (!w.read[precision]) continue;  // no plan of this precision was made
         std::string now = exportText(precision);
         if (now == w.saved[precision]) continue;
         writeFile(pathFor(precision), now);
@@ -211,7 +216,7 @@ struct FftPlan<T>::Impl {
         lines_per_batch = int(std::clamp<std::size_t>(kBatchPoints / std::size_t(slow), 1, inner));
         const int rank = int(n.size()) - 1;
         std::lock_guard<std::mutex> lock(fftw::plannerMutex());
-        fftw::prepare();
+        fftw::prepare<T>();
         planes = many(rank, n.data() + 1, planes_per_batch, 1, int(inner), sign, std::size_t(planes_per_batch) * inner);
         planes_rest = many(rank, n.data() + 1, slow % planes_per_batch, 1, int(inner), sign,
                            std::size_t(slow % planes_per_batch) * inner);
@@ -247,7 +252,7 @@ FftPlan<T>::FftPlan(std::array<int, 3> shape, int dims, FftDirection dir) : impl
     for (int a = 0; a < dims; ++a) size_ *= std::size_t(shape[a]);
     const int sign = impl_->sign = dir == FftDirection::Forward ? FFTW_FORWARD : FFTW_BACKWARD;
     std::lock_guard<std::mutex> lock(fftw::plannerMutex());
-    fftw::prepare();
+    fftw::prepare<T>();
     // A scratch buffer: measuring overwrites it, and the plan runs on any buffer (unaligned).
     if constexpr (std::is_same_v<T, double>) {
         fftw_plan_with_nthreads(cpuThreads());

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "recon/core/errors.hpp"
@@ -24,8 +25,14 @@
 namespace recon::fftw {
 
 std::mutex& plannerMutex();
-// Threads and wisdom set up (once per process); call with the planner's lock held.
-void prepare();
+// Threads set up (once per process) and the wisdom of one precision read (once per folder), only
+// when a plan of it is made: each file is some 250 KB of text, 5-10 ms of a 2D run's CPU time to
+// import. Call with the planner's lock held.
+void prepare(bool single_precision);
+template <class T>
+void prepare() {
+    prepare(std::is_same_v<T, float>);
+}
 // FFTW_MEASURE for a transform of `points` values, or FFTW_ESTIMATE where wisdom is
 // disabled or the transform is larger than kMeasureLimit (measuring would fill a scratch
 // buffer of its size, and take longest where a first run can least afford it).
@@ -50,7 +57,8 @@ auto planned(std::size_t points, Make&& make) {
 // The wisdom files' folder the environment asks for, or "" when wisdom is disabled.
 std::string wisdomFolder();
 // Keeps wisdom in `folder` from now on ("": plans by estimate, no files): forgets what was
-// loaded and reads that folder's files (the lock held). prepare() calls it with wisdomFolder().
+// loaded; prepare() reads that folder's file of a precision when it is first needed (the lock
+// held). The first prepare() calls it with wisdomFolder().
 void useWisdomFolder(const std::string& folder);
 // The wisdom file of one precision in the folder in use.
 std::string wisdomPath(bool single_precision);

@@ -12,6 +12,8 @@
 namespace recon {
 namespace {
 inline int wrap(int i, int n) {
+    if (i >= 0 && i < n) return i;  // most calls: no division
+    if (i < 0 && i >= -n) return i + n;
     i %= n;
     return i < 0 ? i + n : i;
 }
@@ -100,12 +102,25 @@ void NufftPlan<T>::keepKernelWeights() {
     if (!weights_.empty()) return;
     const int stride = *std::max_element(W_.begin(), W_.end());
     std::vector<double> w(3 * M_ * std::size_t(stride), 0.0);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t m = 0; m < std::int64_t(M_); ++m)
-        for (int a = 0; a < dims_; ++a) {
-            double* out = &w[(3 * std::size_t(m) + std::size_t(a)) * std::size_t(stride)];
-            for (int i = 0; i < W_[a]; ++i) out[i] = kernel_.value(start_[3 * m + a] + i - pos_[3 * m + a]);
+    // In blocks of samples, one batch evaluation each (SpreadKernel::values); the unused slots
+    // (axes beyond dims, cells beyond W) get an offset outside the kernel's support: weight 0.
+    constexpr std::int64_t kBlock = 128;
+    const std::int64_t blocks = (std::int64_t(M_) + kBlock - 1) / kBlock;
+#pragma omp parallel
+    {
+        std::vector<double> offsets(std::size_t(3 * kBlock) * std::size_t(stride));
+#pragma omp for schedule(static)
+        for (std::int64_t blk = 0; blk < blocks; ++blk) {
+            const std::size_t m0 = std::size_t(blk * kBlock), m1 = std::min(M_, m0 + std::size_t(kBlock));
+            std::fill(offsets.begin(), offsets.end(), double(kernel_.width));
+            for (std::size_t m = m0; m < m1; ++m)
+                for (int a = 0; a < dims_; ++a) {
+                    double* o = &offsets[(3 * (m - m0) + std::size_t(a)) * std::size_t(stride)];
+                    for (int i = 0; i < W_[a]; ++i) o[i] = double(start_[3 * m + std::size_t(a)] + i) - pos_[3 * m + std::size_t(a)];
+                }
+            kernel_.values(offsets.data(), 3 * (m1 - m0) * std::size_t(stride), &w[3 * m0 * std::size_t(stride)]);
         }
+    }
     weights_ = std::move(w);
     weights_stride_ = stride;
 }
@@ -126,6 +141,11 @@ void NufftPlan<T>::spreadValues(const V* c, V* fine, const Progress& progress) c
     std::memset(static_cast<void*>(fine), 0, sizeof(V) * fineSize());
     const int slow = dims_ - 1;
     const int Gs = G_[slow], Ws = W_[slow];
+    const std::size_t sy = std::size_t(G_[0]), sz = std::size_t(G_[0]) * std::size_t(G_[1]);
+    const int wx = W_[0], wy = W_[1], wz = W_[2];
+    const std::size_t per_sample = std::size_t(wx) + (dims_ > 1 ? std::size_t(wy) : 0) + (dims_ > 2 ? std::size_t(wz) : 0);
+    // Kernel weights are evaluated for a chunk of samples at once (one vectorised loop), unless kept.
+    constexpr std::size_t kChunk = 64;
     // Each thread owns a slab of the slow axis and writes only there: no atomics,
     // and the sum does not depend on the thread count's scheduling.
 #pragma omp parallel
@@ -139,36 +159,55 @@ void NufftPlan<T>::spreadValues(const V* c, V* fine, const Progress& progress) c
             } else {
                 for (int d = -(Ws - 1); d < hi - lo; ++d) buckets.push_back(wrap(lo + d, Gs));
             }
-            const std::size_t slow_stride = slow == 0 ? 1 : slow == 1 ? std::size_t(G_[0]) : std::size_t(G_[0]) * G_[1];
+            std::vector<double> offsets(weights_.empty() ? kChunk * per_sample : 0), computed(offsets.size());
+            const double one = 1.0;
             for (int b : buckets) {
                 if (progress.cancelled()) break;  // one bucket is a few thousand samples at most
-                for (std::uint32_t m : bucket_[std::size_t(b)]) {
-                    const V v = c[m];
-                    forEachWeight(m, [&](const Footprint& fp) {
-                        for (int iz = 0; iz < fp.w[2]; ++iz) {
-                            const std::size_t oz = fp.offset[2][iz];
-                            if (slow == 2) {
-                                const int plane = int(oz / slow_stride);
-                                if (plane < lo || plane >= hi) continue;
+                const std::vector<std::uint32_t>& samples = bucket_[std::size_t(b)];
+                for (std::size_t s0 = 0; s0 < samples.size(); s0 += kChunk) {
+                    const std::size_t n = std::min(kChunk, samples.size() - s0);
+                    if (weights_.empty()) {
+                        std::size_t k = 0;
+                        for (std::size_t j = 0; j < n; ++j) {
+                            const std::size_t m = samples[s0 + j];
+                            for (int a = 0; a < dims_; ++a) {
+                                const int st = start_[3 * m + std::size_t(a)];
+                                const double p = pos_[3 * m + std::size_t(a)];
+                                for (int i = 0; i < W_[a]; ++i) offsets[k++] = double(st + i) - p;
                             }
-                            for (int iy = 0; iy < fp.w[1]; ++iy) {
-                                const std::size_t oy = fp.offset[1][iy];
-                                if (slow == 1) {
-                                    const int row = int(oy / slow_stride);
-                                    if (row < lo || row >= hi) continue;
-                                }
-                                const double wyz = fp.weight[2][iz] * fp.weight[1][iy];
-                                V* base = fine + oy + oz;
-                                for (int ix = 0; ix < fp.w[0]; ++ix) {
-                                    if (slow == 0) {
-                                        const int col = int(fp.offset[0][ix]);
-                                        if (col < lo || col >= hi) continue;
-                                    }
-                                    base[fp.offset[0][ix]] += T(wyz * fp.weight[0][ix]) * v;
+                        }
+                        kernel_.values(offsets.data(), k, computed.data());
+                    }
+                    for (std::size_t j = 0; j < n; ++j) {
+                        const std::size_t m = samples[s0 + j];
+                        const V v = c[m];
+                        // Per axis: the weights and the first cell, wrapped; then the cells row by row
+                        // (a row is contiguous unless it wraps), each adding T(w_z w_y w_x) v.
+                        const double* w[3] = {&one, &one, &one};
+                        int first[3] = {0, 0, 0};
+                        const double* mine = computed.data() + j * per_sample;
+                        for (int a = 0; a < dims_; ++a) {
+                            w[a] = weights_.empty() ? mine : &weights_[(3 * m + std::size_t(a)) * std::size_t(weights_stride_)];
+                            mine += W_[a];
+                            first[a] = wrap(start_[3 * m + std::size_t(a)], G_[a]);
+                        }
+                        for (int iz = 0, cz = first[2]; iz < wz; ++iz, cz = cz + 1 == G_[2] ? 0 : cz + 1) {
+                            if (slow == 2 && (cz < lo || cz >= hi)) continue;
+                            for (int iy = 0, cy = first[1]; iy < wy; ++iy, cy = cy + 1 == G_[1] ? 0 : cy + 1) {
+                                if (slow == 1 && (cy < lo || cy >= hi)) continue;
+                                const double wyz = w[2][iz] * w[1][iy];
+                                V* row = fine + std::size_t(cy) * sy + std::size_t(cz) * sz;
+                                const int cx = first[0];
+                                if (slow != 0 && cx + wx <= G_[0]) {
+                                    V* out = row + cx;
+                                    for (int ix = 0; ix < wx; ++ix) out[ix] += T(wyz * w[0][ix]) * v;
+                                } else {
+                                    for (int ix = 0, x = cx; ix < wx; ++ix, x = x + 1 == G_[0] ? 0 : x + 1)
+                                        if (slow != 0 || (x >= lo && x < hi)) row[x] += T(wyz * w[0][ix]) * v;
                                 }
                             }
                         }
-                    });
+                    }
                 }
             }
         }

@@ -126,7 +126,7 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
     for (int i = 0; i < std::max(1, omp_get_max_threads()); ++i) m.tile_buffers.emplace_back(std::size_t(slow2) * std::size_t(m.columns));
 
     std::lock_guard<std::mutex> lock(fftw::plannerMutex());
-    fftw::prepare();
+    fftw::prepare<T>();
     // Every plan runs single-threaded inside the engine's own OpenMP loops (over slabs or
     // tiles), on buffers aligned as the ones planned on (slabs start at multiples of the
     // slab's even size; tile buffers are FFTW's own).
@@ -298,7 +298,7 @@ void PaddedConvolution<T>::Impl::ensureLines() const {
     rstride = std::size_t(bx) + 8;
     tstride = std::size_t(by) + 8;
     std::lock_guard<std::mutex> lock(fftw::plannerMutex());
-    fftw::prepare();
+    fftw::prepare<T>();
     F::threads(1);
     C* grids = lineGrids(0);
     auto* rows_in = fftw::cpx(grids);

@@ -4,9 +4,9 @@
 // and divides by `deapodization()` on the output grid.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
-
 
 namespace recon {
 
@@ -23,6 +23,8 @@ struct SpreadKernel {
 
     // Kernel value at offset z (in cells) from the sample; zero for |z| >= W/2.
     double value(double z) const;
+    // value(z[i]) for n offsets, the same bits: the spreading's batches (the exp-semicircle's loop vectorises).
+    void values(const double* z, std::size_t n, double* out) const;
     // Psi_hat(t) = integral psi(s) cos(2 pi s t / G) ds for t = -S/2 .. S/2-1 (length S),
     // by Gauss-Legendre quadrature: works for every kernel kind alike.
     std::vector<double> deapodization(int S, int G) const;
@@ -43,6 +45,11 @@ struct SpreadKernel {
     // float64: meets the tolerance at sigma 1.5; at 1.25 up to 2 % above it.
     static SpreadKernel forTolerance(double tolerance, double sigma = 2.0);
 };
+
+// exp(x) for -700 < x <= 0 within about 1 ulp of std::exp: the kernels' own, whose loops vectorise
+// (std::exp is a call per value, and the exp-semicircle kernel's values were most of the NUFFT's
+// spreading time: docs/SCALING.md). Defined in spread_kernel.cpp (C++20; CUDA sources include this header).
+double expNonPositive(double x);
 
 // Oversampled FFT length for an axis of S points: >= sigma*S, even, with small prime factors.
 int oversampledLength(int S, double sigma);

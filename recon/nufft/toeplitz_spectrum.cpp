@@ -44,7 +44,7 @@ std::vector<T> spectrumFromHalf(const Grid& g, QAt&& qAt) {
     typename F::Plan plan;
     {
         std::lock_guard<std::mutex> lock(fftw::plannerMutex());
-        fftw::prepare();
+        fftw::prepare<T>();
         F::threads(cpuThreads());
         const std::vector<int> n = l.fftwShape();
         // Planned on the arrays it runs on, before they are filled (measuring overwrites them).
@@ -144,7 +144,7 @@ ComplexArray qFromToeplitzSpectrum(const Grid& g, const std::vector<T>& spectrum
     typename F::Plan plan;
     {
         std::lock_guard<std::mutex> lock(fftw::plannerMutex());
-        fftw::prepare();
+        fftw::prepare<T>();
         F::threads(cpuThreads());
         const std::vector<int> n = l.fftwShape();
         plan = F::r2c(int(n.size()), n.data(), in.p, fftw::cpx(half.p), FFTW_ESTIMATE);

@@ -54,6 +54,7 @@ void ReconstructionSession::setDataset(std::shared_ptr<const Dataset> data) {
     data_ = std::move(data);
     density_.clear();
     density_seconds_.clear();
+    radial_undersampling_.reset();
     fhd_.clear();
     gridded_.clear();
     weighted_fhd_.clear();
@@ -124,8 +125,17 @@ DensityMethod ReconstructionSession::trilinearDensityMethod() const {
 
 DensityMethod ReconstructionSession::kaiserBesselDensityMethod() const {
     const Dataset& d = dataset();
-    const double undersampling = radialUndersampling(d.trajectory, d.grid);
-    return d.density.empty() && undersampling > 0 && undersampling <= 2 ? DensityMethod::RadialRamp
+    std::optional<double> undersampling;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        undersampling = radial_undersampling_;
+    }
+    if (!undersampling) {
+        undersampling = radialUndersampling(d.trajectory, d.grid);
+        std::lock_guard<std::mutex> lock(mutex_);
+        radial_undersampling_ = undersampling;
+    }
+    return d.density.empty() && *undersampling > 0 && *undersampling <= 2 ? DensityMethod::RadialRamp
                                                                           : DensityMethod::PipeMenon;
 }
 

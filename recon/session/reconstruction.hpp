@@ -353,6 +353,9 @@ private:
     mutable std::mutex mutex_;  // guards the caches against a status query from another thread
     std::map<DensityMethod, std::vector<double>> density_;
     std::map<DensityMethod, double> density_seconds_;  // what computing each cached set cost
+    // radialUndersampling of the data set (a pass over every sample), asked for by each step of a
+    // density-weighted solve through kaiserBesselDensityMethod(): measured once per data set.
+    mutable std::optional<double> radial_undersampling_;
     using AdjointCache = std::map<std::string, std::vector<std::shared_ptr<const Vector>>>;  // method key -> per coil
     AdjointCache fhd_;      // F^H d
     AdjointCache gridded_;  // F^H (w d)

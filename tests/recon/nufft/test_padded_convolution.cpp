@@ -174,8 +174,9 @@ TEST(PaddedConvolution, CoilSumEqualsTheProductsCoilByCoil) {
 }
 
 // Measured plans kept as wisdom: a first plan writes the file, a new process (here: the folder
-// read again) finds its plans there, a damaged file is ignored with a note and replaced, and
-// an empty folder name plans by estimate without files.
+// read again) finds its plans there, a damaged file is ignored with a note and replaced, a
+// precision's file is read only by a plan of that precision, and an empty folder name plans by
+// estimate without files.
 TEST(FftWisdom, SavedReadAndDamagedFileReplaced) {
     namespace fs = std::filesystem;
     const fs::path folder = fs::temp_directory_path() / ("reconstudio-wisdom-test-" + std::to_string(::getpid()));
@@ -203,14 +204,18 @@ TEST(FftWisdom, SavedReadAndDamagedFileReplaced) {
     { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
     EXPECT_EQ(text(f32), saved);
     EXPECT_EQ(fs::last_write_time(f32), written);
-    // Damaged: a note, no failure, and the next plan writes a good file over it.
+    // Damaged: a note when the first plan of its precision reads it (a double plan does not), no
+    // failure, and that plan writes a good file over it.
     { std::ofstream(f32, std::ios::binary) << "(fftw-3.3.10 fftwf_wisdom #x1234 (garbage"; }
     testing::internal::CaptureStderr();
     use(folder.string());
+    { FftPlan<double> plan({8, 6, 1}, 2, FftDirection::Forward); }
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+    testing::internal::CaptureStderr();
+    { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
     const std::string note = testing::internal::GetCapturedStderr();
     EXPECT_NE(note.find("damaged"), std::string::npos) << note;
     EXPECT_NE(note.find(f32.string()), std::string::npos) << note;
-    { FftPlan<float> plan({48, 40, 1}, 2, FftDirection::Forward); }
     EXPECT_NE(text(f32).find("fftwf_wisdom"), std::string::npos);
     EXPECT_EQ(text(f32).find("garbage"), std::string::npos);
     for (const auto& e : fs::directory_iterator(folder)) EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
