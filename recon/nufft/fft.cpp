@@ -112,7 +112,8 @@ void prepare(bool single_precision) {
             fftw_forget_wisdom();
         return;
     }
-    // The file's own text: what FFTW exports again while no plan is added (savePlans compares).
+    // The file's own text: FFTW exports the same entries while no plan is added, though not
+    // always in the same order (savePlans compares the entries).
     w.saved[precision] = s;
 }
 
@@ -134,6 +135,22 @@ unsigned planningFlags(std::size_t points) {
 
 void noteNewWisdom() { wisdom().fresh = true; }
 
+namespace {
+// Wisdom texts with the same entries: FFTW's export order follows its hash table, which an
+// import does not rebuild as the export that wrote the file had it.
+bool sameEntries(const std::string& a, const std::string& b) {
+    if (a.size() != b.size()) return false;
+    auto lines = [](const std::string& t) {
+        std::vector<std::string> out;
+        std::istringstream in(t);
+        for (std::string line; std::getline(in, line);) out.push_back(std::move(line));
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    return a == b || lines(a) == lines(b);
+}
+}  // namespace
+
 void savePlans() {
     Wisdom& w = wisdom();
     if (w.folder.empty() || !w.fresh) return;
@@ -141,7 +158,7 @@ void savePlans() {
     for (int precision : {0, 1}) {
         if (!w.read[precision]) continue;  // no plan of this precision was made
         std::string now = exportText(precision);
-        if (now == w.saved[precision]) continue;
+        if (sameEntries(now, w.saved[precision])) continue;
         writeFile(pathFor(precision), now);
         w.saved[precision] = std::move(now);
     }
