@@ -236,12 +236,19 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
     }
 
     // The discrepancy principle (Morozov): the largest lambda whose residual ||F x - d||^2 reaches
-    // the noise's M sigma^2. Along a path of lambdas, each 4x below the last, warm-started from the
-    // previous solution; the crossing is interpolated on log lambda vs log residual.
+    // the noise's M sigma^2 (weighted data term: ||D^{1/2} (F x - d)||^2 and its sigma^2 sum w).
+    // Along a path of lambdas, each 4x below the last, warm-started from the previous solution;
+    // the crossing is interpolated on log lambda vs log residual.
     if (!(c.noise.sigma > 0))
         throw InputError("lambda auto for the " + toString(kind) + " prior needs the data's noise level, and there is no estimate: " +
                          c.noise.source);
-    c.target = double(d.samples()) * c.noise.sigma * c.noise.sigma;
+    const bool weighted = opts.weighting == DataWeighting::Density;
+    double noise_count = double(d.samples());  // E ||D^{1/2} n||^2 / sigma^2
+    if (weighted) {
+        noise_count = 0;
+        for (double w : densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights))) noise_count += w;
+    }
+    c.target = noise_count * c.noise.sigma * c.noise.sigma;
     SolveOptions path = opts;
     path.priors.clear();
     path.regularizer = kind;
@@ -271,8 +278,12 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
         }
         c.lambda = lambda;  // not reached yet: the smallest so far
     }
-    why << toString(kind) << ": the discrepancy principle, ||F x - d||^2 = M sigma^2 = " << c.target << " (M = " << d.samples()
-        << ", sigma = " << c.noise.sigma << " from " << c.noise.source << ")";
+    if (weighted)
+        why << toString(kind) << ": the discrepancy principle, ||D^{1/2} (F x - d)||^2 = sigma^2 sum w = " << c.target
+            << " (sum w = " << noise_count << ", sigma = " << c.noise.sigma << " from " << c.noise.source << ")";
+    else
+        why << toString(kind) << ": the discrepancy principle, ||F x - d||^2 = M sigma^2 = " << c.target << " (M = " << d.samples()
+            << ", sigma = " << c.noise.sigma << " from " << c.noise.source << ")";
     if (c.curve.back().second > c.target) why << "; not reached down to lambda " << c.curve.back().first << ", which it takes";
     c.rule = why.str();
     return c;

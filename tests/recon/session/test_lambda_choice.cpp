@@ -133,6 +133,31 @@ TEST(LambdaChoice, DiscrepancyPrincipleCrossesTheNoiseLevel) {
     EXPECT_THROW(s.suggestLambda(o, cancelled), Cancelled);
 }
 
+// With the density-weighted data term the residual the principle matches is ||D^{1/2} (F x - d)||^2,
+// whose noise part is sigma^2 sum w, not M sigma^2: the solve at the chosen lambda lands there.
+TEST(LambdaChoice, DiscrepancyPrincipleWithTheWeightedDataTerm) {
+    ReconstructionSession s(createCpuBackend(Precision::Single));
+    s.setDataset(smallCase(20));
+    SolveOptions o;
+    o.regularizer = RegularizerKind::FiniteDifference;
+    o.weighting = DataWeighting::Density;
+    CallbackMonitor quiet;
+    const LambdaChoice c = s.suggestLambda(o, quiet);
+    double sum_w = 0;
+    for (double w : s.densityWeights(s.weightingDensityMethod())) sum_w += w;
+    EXPECT_NEAR(c.target, sum_w * c.noise.sigma * c.noise.sigma, 1e-9 * c.target);
+    EXPECT_GT(std::abs(sum_w / double(s.dataset().samples()) - 1), 0.05) << "weights that sum to M test nothing";
+    ASSERT_GE(c.curve.size(), 2u);
+    EXPECT_LE(c.curve.back().second, c.target);
+    EXPECT_GT(c.curve[c.curve.size() - 2].second, c.target);
+    SolveOptions at = o;
+    at.lambda = c.lambda;
+    at.iterations = 60;
+    const SolveResult r = s.solve(at);
+    EXPECT_NEAR(r.history.back().data_term / c.target, 1.0, 0.3) << c.rule;
+    EXPECT_NE(c.rule.find("sum w"), std::string::npos) << c.rule;
+}
+
 // midBandDensity against the analytic density of full spokes of unit spacing through the centre:
 // 2S/(2 pi |k|) per unit area in 2D, 2S/(4 pi |k|^2) per unit volume in 3D; over the shell
 // 0.4..0.6 k_max against the mean M / N^d that is 4/pi in 2D and 0.4/(4/3 0.152) / 0.25 = 2.51 in 3D.
