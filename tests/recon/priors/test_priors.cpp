@@ -228,6 +228,27 @@ TEST(PriorOperators, GradientEqualsTheCsrMatrix) {
     }
 }
 
+// The unweighted normal product D^H D takes a vectorised loop on inner lines; with unit weights the
+// general loop runs instead. Both must give the same bits (the CG iterates must not change), in both
+// precisions, on grids with inner lines and on grids of only boundary lines.
+TEST(PriorOperators, UnweightedNormalEqualsUnitWeightsBitForBit) {
+    for (auto p : {Precision::Single, Precision::Double}) {
+        auto b = createCpuBackend(p);
+        for (const Grid& g : {Grid::make2D(7, 5), Grid::make2D(3, 3), Grid::make2D(2, 6), Grid::make3D(6, 4, 5),
+                              Grid::make3D(5, 3, 3), Grid::make2D(37, 19)}) {
+            const std::string what = g.describe() + " " + toString(p);
+            const Vector x = b->fromHost(randomComplex(g.voxels(), 31));
+            const Vector ones = b->fromHost(ComplexArray(std::size_t(g.dims) * g.voxels(), cdouble(1)));
+            Vector plain = b->make(g.voxels()), unit = b->make(g.voxels());
+            b->gradient(g, nullptr, Product::Normal, x, plain);
+            b->gradient(g, &ones, Product::Normal, x, unit);
+            const ComplexArray a = b->toHost(plain), c = b->toHost(unit);
+            ASSERT_EQ(a.size(), c.size());
+            for (std::size_t v = 0; v < a.size(); ++v) ASSERT_EQ(a[v], c[v]) << what << " voxel " << v;
+        }
+    }
+}
+
 // The session's quadratic penalties without matrices: the (weighted) gradient's normal product
 // must be makeRegularizer's CSR W^T W (the anatomical weights enter squared there, as pairs
 // w (x_b - x_a)), and ||W x||^2 (the cost records) the CSR's, on odd and even 2D/3D grids.
