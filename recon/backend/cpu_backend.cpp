@@ -71,25 +71,37 @@ struct HostSparse final : SparseStorage {
     CsrMatrix a;
 };
 
+// a^H b over the complex elements [lo, hi) of interleaved (re, im) values, the sums in double.
+// `omp simd` lets the reduction vectorise (plain C++ may not reorder a floating-point sum); callers
+// run it block by block so that several pairs share one pass over memory.
+template <class T>
+[[gnu::always_inline]] inline void dotRangeOf(const T* a, const T* b, std::int64_t lo, std::int64_t hi, double& re, double& im) {
+    double r = 0, m = 0;
+#pragma omp simd reduction(+ : r, m)
+    for (std::int64_t i = lo; i < hi; ++i) {
+        const double ar = a[2 * i], ai = a[2 * i + 1], br = b[2 * i], bi = b[2 * i + 1];
+        r += ar * br + ai * bi;
+        m += ar * bi - ai * br;
+    }
+    re += r;
+    im += m;
+}
+// Wider vectors where the processor has them: 3 pairs at 65,536 float32 values 0.35-0.46 ms with
+// SSE2, 0.13 ms with AVX-512 here. The sum's order (and so its last bits) follows the vector width.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void dotRange(const float* a, const float* b, std::int64_t lo, std::int64_t hi, double& re, double& im) {
+    dotRangeOf(a, b, lo, hi, re, im);
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void dotRange(const double* a, const double* b, std::int64_t lo, std::int64_t hi, double& re, double& im) {
+    dotRangeOf(a, b, lo, hi, re, im);
+}
+
 // Vector operations on host memory (real scalars only where possible, so no
 // complex multiplies: the loops vectorise).
 template <class T>
 struct CpuSpace {
     using Vector = HostVector<T>;
-    // a^H b over the complex elements [lo, hi) as interleaved floats, the sums in double. `omp simd`
-    // lets the reduction vectorise (plain C++ may not reorder a floating-point sum); the caller runs
-    // it block by block so that several pairs share one pass over memory.
-    static void dotRange(const T* a, const T* b, std::int64_t lo, std::int64_t hi, double& re, double& im) {
-        double r = 0, m = 0;
-#pragma omp simd reduction(+ : r, m)
-        for (std::int64_t i = lo; i < hi; ++i) {
-            const double ar = a[2 * i], ai = a[2 * i + 1], br = b[2 * i], bi = b[2 * i + 1];
-            r += ar * br + ai * bi;
-            m += ar * bi - ai * br;
-        }
-        re += r;
-        im += m;
-    }
     static constexpr std::int64_t kDotBlock = 2048;  // complex elements: 16 KB of float32 per vector
     std::complex<double> dot(const Vector& a, const Vector& b) const {
         return dotPairs({{&a, &b}}).front();
