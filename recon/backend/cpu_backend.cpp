@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "recon/backend/backend.hpp"
+#include "recon/core/vector_clones.hpp"
 #include "recon/nufft/fft.hpp"
 #include "recon/nufft/nufft.hpp"
 #include "recon/nufft/padded_convolution.hpp"
@@ -88,11 +89,11 @@ template <class T>
 }
 // Wider vectors where the processor has them: 3 pairs at 65,536 float32 values 0.33-0.41 ms with
 // SSE2, 0.11-0.15 ms with AVX-512 (docs/SCALING.md). The sum's order (and so its last bits) follows the vector width.
-__attribute__((target_clones("avx512f", "avx2", "default")))
+RECON_VECTOR_CLONES
 void dotRange(const float* a, const float* b, std::int64_t lo, std::int64_t hi, double& re, double& im) {
     dotRangeOf(a, b, lo, hi, re, im);
 }
-__attribute__((target_clones("avx512f", "avx2", "default")))
+RECON_VECTOR_CLONES
 void dotRange(const double* a, const double* b, std::int64_t lo, std::int64_t hi, double& re, double& im) {
     dotRangeOf(a, b, lo, hi, re, im);
 }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "recon/core/conventions.hpp"
+#include "recon/core/vector_clones.hpp"
 
 namespace recon {
 namespace {
@@ -115,7 +116,7 @@ double SpreadKernel::value(double z) const {
 }
 
 // Wider vectors where the processor has them (the same operations, so the same bits).
-__attribute__((target_clones("avx512f", "avx2", "default")))
+RECON_VECTOR_CLONES
 void SpreadKernel::values(const double* z, std::size_t n, double* out) const {
     if (kind == SpreadKernelKind::KaiserBessel) {
         // besselI0's series to the term where besselI0(beta), the largest argument, stops: a
