@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -214,7 +215,7 @@ struct InterpLaunch {
 
 template <class T>
 GpuNufft<T>::GpuNufft(const Trajectory& t, const SampleGrid& grid, const SpreadKernel& kernel, bool deapodize,
-                      cudaStream_t stream)
+                      cudaStream_t stream, NufftSteps steps)
     : grid_(grid), kernel_(kernel), deapodize_(deapodize), dims_(grid.dims), M_(t.samples()), stream_(stream) {
     if (M_ > std::size_t(UINT32_MAX)) throw InputError("too many samples for the GPU NUFFT (limit 2^32 - 1)");
     W_ = kernel.width;
@@ -280,8 +281,14 @@ GpuNufft<T>::GpuNufft(const Trajectory& t, const SampleGrid& grid, const SpreadK
         deapod_.upload(d.data(), d.size(), stream_);
     }
     fine_ = DeviceBuffer<C>(fineSize(), "NUFFT oversampled grid");
-    fft_ = std::make_unique<GpuFft<T>>(G_, dims_, stream_);
+    if (steps == NufftSteps::Transforms) fft_ = std::make_unique<GpuFft<T>>(G_, dims_, stream_);
     check(cudaStreamSynchronize(stream_), "NUFFT plan upload");
+}
+
+template <class T>
+const GpuFft<T>& GpuNufft<T>::fft() const {
+    if (!fft_) throw std::logic_error("GpuNufft: a spread-and-interpolate plan has no FFT (adjoint/forward need NufftSteps::Transforms)");
+    return *fft_;
 }
 
 namespace {
@@ -317,7 +324,7 @@ void GpuNufft<T>::interpolate(const C* fine, C* c) {
 template <class T>
 void GpuNufft<T>::adjoint(const C* c, C* out) {
     spread(c, fine_.data());
-    fft_->inverse(fine_.data());
+    fft().inverse(fine_.data());
     const std::size_t n = grid_.points();
     const FineGrid g = fineGrid(dims_, G_);
     OutGrid s{grid_.size[0], grid_.size[1], grid_.size[2]};
@@ -337,7 +344,7 @@ void GpuNufft<T>::forward(const C* f, C* out) {
                                                             reinterpret_cast<const cx_t<T>*>(f),
                                                             reinterpret_cast<cx_t<T>*>(fine_.data()), n);
     checkLaunch("padDeapodize");
-    fft_->forward(fine_.data());
+    fft().forward(fine_.data());
     interpolate(fine_.data(), out);
 }
 
