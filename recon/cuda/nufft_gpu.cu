@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "recon/core/errors.hpp"
 #include "recon/cuda/device_math.cuh"
+#include "recon/cuda/nufft_samples.hpp"
 
 namespace recon::cuda {
 namespace {
@@ -214,7 +217,7 @@ struct InterpLaunch {
 
 template <class T>
 GpuNufft<T>::GpuNufft(const Trajectory& t, const SampleGrid& grid, const SpreadKernel& kernel, bool deapodize,
-                      cudaStream_t stream)
+                      cudaStream_t stream, NufftSteps steps)
     : grid_(grid), kernel_(kernel), deapodize_(deapodize), dims_(grid.dims), M_(t.samples()), stream_(stream) {
     if (M_ > std::size_t(UINT32_MAX)) throw InputError("too many samples for the GPU NUFFT (limit 2^32 - 1)");
     W_ = kernel.width;
@@ -224,47 +227,21 @@ GpuNufft<T>::GpuNufft(const Trajectory& t, const SampleGrid& grid, const SpreadK
             throw InputError("grid axis of " + std::to_string(grid.size[a]) + " points is too small for a spreading kernel of width " +
                              std::to_string(W_) + " (oversampled length " + std::to_string(G_[a]) + ")");
     }
-    // Per-sample first cell and offset, in float64 on the host (as the CPU plan does),
-    // so the device evaluates the kernel at offsets exact to its own precision.
-    std::vector<int> start(3 * M_, 0);
-    std::vector<double> offset(3 * M_, 0.0);
-    std::vector<std::uint64_t> key(M_, 0);
-    const int bin = dims_ == 3 ? 16 : 32;
-    std::array<int, 3> nbins{1, 1, 1};
-    for (int a = 0; a < dims_; ++a) nbins[a] = (G_[a] + bin - 1) / bin;
-    for (std::size_t m = 0; m < M_; ++m) {
-        std::uint64_t k = 0;
-        for (int a = dims_ - 1; a >= 0; --a) {
-            double p = t.k[3 * m + a] * grid.spacing[a] * G_[a];
-            p -= std::floor(p / G_[a]) * G_[a];
-            int s = int(std::ceil(p - 0.5 * W_));
-            start[3 * m + a] = s;
-            offset[3 * m + a] = s - p;
-            int cell = ((s % G_[a]) + G_[a]) % G_[a];
-            k = k * std::uint64_t(nbins[a]) + std::uint64_t(cell / bin);
-        }
-        key[m] = k;
-    }
-    // Counting sort by bin (stable, O(M)): samples of one bin end up in consecutive threads.
-    std::size_t binCount = std::size_t(nbins[0]) * nbins[1] * nbins[2];
-    std::vector<std::uint32_t> first(binCount + 1, 0), order(M_);
-    for (std::size_t m = 0; m < M_; ++m) ++first[key[m] + 1];
-    for (std::size_t b = 0; b < binCount; ++b) first[b + 1] += first[b];
-    for (std::size_t m = 0; m < M_; ++m) order[first[key[m]]++] = std::uint32_t(m);
-    std::vector<int> startSorted(3 * M_);
-    std::vector<T> offsetSorted(3 * M_);
-    for (std::size_t i = 0; i < M_; ++i)
-        for (int a = 0; a < 3; ++a) {
-            startSorted[3 * i + a] = start[3 * std::size_t(order[i]) + a];
-            offsetSorted[3 * i + a] = T(offset[3 * std::size_t(order[i]) + a]);
-        }
+    const SortedSamples sorted = sortSamplesByBin(t, grid, G_, W_);
+    const std::vector<int>& startSorted = sorted.start;
+    const std::vector<std::uint32_t>& order = sorted.order;
+    std::vector<T> offsetNarrowed;  // float plans: the float64 offsets rounded once
+    if constexpr (!std::is_same_v<T, double>) offsetNarrowed.assign(sorted.offset.begin(), sorted.offset.end());
+    const T* offsetSorted;
+    if constexpr (std::is_same_v<T, double>) offsetSorted = sorted.offset.data();
+    else offsetSorted = offsetNarrowed.data();
     const std::size_t m3 = std::max<std::size_t>(3 * M_, 1);
     start_ = DeviceBuffer<int>(m3, "NUFFT sample cells");
     offset_ = DeviceBuffer<T>(m3, "NUFFT sample offsets");
     order_ = DeviceBuffer<std::uint32_t>(std::max<std::size_t>(M_, 1), "NUFFT sample order");
     if (M_) {
         start_.upload(startSorted.data(), startSorted.size(), stream_);
-        offset_.upload(offsetSorted.data(), offsetSorted.size(), stream_);
+        offset_.upload(offsetSorted, sorted.offset.size(), stream_);
         order_.upload(order.data(), order.size(), stream_);
     }
     if (deapodize_) {
@@ -280,8 +257,14 @@ GpuNufft<T>::GpuNufft(const Trajectory& t, const SampleGrid& grid, const SpreadK
         deapod_.upload(d.data(), d.size(), stream_);
     }
     fine_ = DeviceBuffer<C>(fineSize(), "NUFFT oversampled grid");
-    fft_ = std::make_unique<GpuFft<T>>(G_, dims_, stream_);
+    if (steps == NufftSteps::Transforms) fft_ = std::make_unique<GpuFft<T>>(G_, dims_, stream_);
     check(cudaStreamSynchronize(stream_), "NUFFT plan upload");
+}
+
+template <class T>
+const GpuFft<T>& GpuNufft<T>::fft() const {
+    if (!fft_) throw std::logic_error("GpuNufft: a spread-and-interpolate plan has no FFT (adjoint/forward need NufftSteps::Transforms)");
+    return *fft_;
 }
 
 namespace {
@@ -317,7 +300,7 @@ void GpuNufft<T>::interpolate(const C* fine, C* c) {
 template <class T>
 void GpuNufft<T>::adjoint(const C* c, C* out) {
     spread(c, fine_.data());
-    fft_->inverse(fine_.data());
+    fft().inverse(fine_.data());
     const std::size_t n = grid_.points();
     const FineGrid g = fineGrid(dims_, G_);
     OutGrid s{grid_.size[0], grid_.size[1], grid_.size[2]};
@@ -337,7 +320,7 @@ void GpuNufft<T>::forward(const C* f, C* out) {
                                                             reinterpret_cast<const cx_t<T>*>(f),
                                                             reinterpret_cast<cx_t<T>*>(fine_.data()), n);
     checkLaunch("padDeapodize");
-    fft_->forward(fine_.data());
+    fft().forward(fine_.data());
     interpolate(fine_.data(), out);
 }
 

@@ -20,14 +20,20 @@
 
 namespace recon::cuda {
 
+// What a plan is for: the transforms (adjoint, forward), or only the raw spread and
+// interpolation (density compensation), which then skips the cuFFT plan of the oversampled
+// grid (its creation and workspace cost more than one spread and interpolation).
+enum class NufftSteps { Transforms, SpreadInterpolate };
+
 template <class T>
 class GpuNufft {
 public:
     using C = std::complex<T>;
     GpuNufft(const Trajectory& t, const SampleGrid& grid, const SpreadKernel& kernel, bool deapodize,
-             cudaStream_t stream = nullptr);
+             cudaStream_t stream = nullptr, NufftSteps steps = NufftSteps::Transforms);
 
     // Device pointers throughout. out_j = sum_m c_m exp(+i 2 pi k_m . x_j), j over grid.points().
+    // adjoint and forward need a Transforms plan (std::logic_error otherwise).
     void adjoint(const C* c, C* out);
     // out_m = sum_j f_j exp(-i 2 pi k_m . x_j).
     void forward(const C* f, C* out);
@@ -55,7 +61,8 @@ private:
     DeviceBuffer<std::uint32_t> order_;   // sorted position -> sample index
     DeviceBuffer<T> deapod_;              // S0 + S1 + S2 factors, one per output point per axis
     DeviceBuffer<C> fine_;
-    std::unique_ptr<GpuFft<T>> fft_;
+    std::unique_ptr<GpuFft<T>> fft_;  // null in a SpreadInterpolate plan
+    const GpuFft<T>& fft() const;
 };
 
 }  // namespace recon::cuda
