@@ -185,10 +185,16 @@ void NufftPlan<T>::spreadValues(const V* c, V* fine, const Progress& progress) c
                         // (a row is contiguous unless it wraps), each adding T(w_z w_y w_x) v.
                         const double* w[3] = {&one, &one, &one};
                         int first[3] = {0, 0, 0};
-                        const double* mine = computed.data() + j * per_sample;
+                        // This chunk's computed values, or the plan's kept ones (computed is empty then:
+                        // no pointer into it is formed).
+                        const double* mine = weights_.empty() ? computed.data() + j * per_sample : nullptr;
                         for (int a = 0; a < dims_; ++a) {
-                            w[a] = weights_.empty() ? mine : &weights_[(3 * m + std::size_t(a)) * std::size_t(weights_stride_)];
-                            mine += W_[a];
+                            if (mine) {
+                                w[a] = mine;
+                                mine += W_[a];
+                            } else {
+                                w[a] = &weights_[(3 * m + std::size_t(a)) * std::size_t(weights_stride_)];
+                            }
                             first[a] = wrap(start_[3 * m + std::size_t(a)], G_[a]);
                         }
                         for (int iz = 0, cz = first[2]; iz < wz; ++iz, cz = cz + 1 == G_[2] ? 0 : cz + 1) {
