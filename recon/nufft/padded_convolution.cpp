@@ -36,6 +36,9 @@ struct PaddedConvolution<T>::Impl {
     int dims = 0, L = 0;          // L: the slowest axis
     std::array<int, 3> n{}, b{};  // N and 2N per axis
     std::size_t slab = 1;         // points of one slab of the 2N grid (all axes but L)
+    // Slabs slab + 8 apart in the work grids: a power-of-two distance maps a tile's column
+    // (one value per slab) to one cache set, and its copies missed the L1 and L2 caches.
+    std::size_t slab_stride = 1;
     int columns = 0;              // per tile of the fused stage
     std::size_t tiles = 0;
     fftw::Buffer<C> work;         // the N non-zero slabs of the 2N grid
@@ -126,7 +129,8 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
     m.columns = tile_columns > 0 ? tile_columns : defaultTileColumns<T>(slow2);
     m.tiles = (m.slab + std::size_t(m.columns) - 1) / std::size_t(m.columns);
     m.tstride = std::size_t(slow2) + 8;
-    m.work = fftw::Buffer<std::complex<T>>(m.slab * std::size_t(slow), "the Toeplitz product's 2N grid");
+    m.slab_stride = m.L == 0 ? 1 : m.slab + 8;
+    m.work = fftw::Buffer<std::complex<T>>(m.slab_stride * std::size_t(slow), "the Toeplitz product's 2N grid");
     m.spec = fftw::Buffer<T>(m.slab * std::size_t(slow2), "the Toeplitz spectrum");
     for (int z = 0; z < slow2; ++z)
         for (std::size_t c = 0; c < m.slab; ++c) m.spec.p[c * std::size_t(slow2) + std::size_t(z)] = spectrum[std::size_t(z) * m.slab + c];
@@ -137,7 +141,7 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
     fftw::prepare<T>();
     // Every plan runs single-threaded inside the engine's own OpenMP loops (over slabs or
     // tiles), on buffers aligned as the ones planned on (slabs start at multiples of the
-    // slab's even size; tile buffers are FFTW's own).
+    // slab stride, an even size; tile and slab buffers are FFTW's own).
     F::threads(1);
     auto* work = fftw::cpx(m.work.p);
     auto* tile = fftw::cpx(m.tile_buffers[0].p);
@@ -181,7 +185,7 @@ PaddedConvolution<T>::~PaddedConvolution() = default;
 // serial on a thread's own grid) run the same code.
 template <class T>
 void PaddedConvolution<T>::Impl::padSlab(int z, C* grid, const C* x, const C* map, int t) const {
-    C* s = grid + std::size_t(z) * slab;
+    C* s = grid + std::size_t(z) * slab_stride;
     if (slab_forward.empty()) return fillSlab(z, s, x, map);  // 1D
     C* in = slab_in[std::size_t(t)].p;
     fillSlab(z, in, x, map);
@@ -231,7 +235,7 @@ void PaddedConvolution<T>::Impl::convolveTile(std::size_t tile, C* grid, C* buf)
     // The columns into lines (a remainder tile's unused lines hold an earlier tile's: transformed,
     // never read); the lines' slow >= N halves stay zero.
     for (int z = 0; z < slow; ++z) {
-        const C* row = grid + std::size_t(z) * slab + c0;
+        const C* row = grid + std::size_t(z) * slab_stride + c0;
         for (std::size_t t = 0; t < w; ++t) std::memcpy(static_cast<void*>(buf + t * ts + std::size_t(z)), row + t, sizeof(C));
     }
     F::run(tile_forward, fftw::cpx(buf), fftw::cpx(out));
@@ -247,14 +251,14 @@ void PaddedConvolution<T>::Impl::convolveTile(std::size_t tile, C* grid, C* buf)
     }
     F::run(tile_inverse, fftw::cpx(out));
     for (int z = 0; z < slow; ++z) {
-        C* row = grid + std::size_t(z) * slab + c0;
+        C* row = grid + std::size_t(z) * slab_stride + c0;
         for (std::size_t t = 0; t < w; ++t) std::memcpy(static_cast<void*>(row + t), out + t * ts + std::size_t(z), sizeof(C));
     }
 }
 
 template <class T>
 void PaddedConvolution<T>::Impl::cropSlab(int z, C* grid, C* y, const C* map, bool accumulate, int t) const {
-    C* s = grid + std::size_t(z) * slab;
+    C* s = grid + std::size_t(z) * slab_stride;
     if (slab_inverse.empty()) return takeSlab(z, s, y, map, accumulate);  // 1D
     for (std::size_t a = slab_inverse.size() - 1; a > 0; --a) F::run(slab_inverse[a], fftw::cpx(s));
     C* out = slab_out[std::size_t(t)].p;
@@ -433,7 +437,7 @@ void PaddedConvolution<T>::applyCoilSum(const std::vector<const std::complex<T>*
     if (maps.empty()) throw InputError("the SENSE normal's product: no coil maps");
     const std::size_t voxels = m.g.voxels();
     const int slow = m.n[m.L];
-    const std::size_t grid_bytes = m.slab * std::size_t(slow) * sizeof(C);
+    const std::size_t grid_bytes = m.slab_stride * std::size_t(slow) * sizeof(C);
     const int threads = int(std::min<std::size_t>(std::size_t(std::max(1, omp_get_max_threads())), maps.size()));
     if (grid_bytes > kCoilThreadGridBytes) {
         // Coil after coil, each product in parallel over its slabs and tiles.
@@ -450,7 +454,7 @@ void PaddedConvolution<T>::applyCoilSum(const std::vector<const std::complex<T>*
     m.ensureThreadBuffers(threads);
     if (m.dims == 2) m.lineGrids(threads - 1);  // made before the threads start
     while (int(m.partial_sums.size()) < threads - 1) {
-        if (m.dims != 2) m.coil_grids.emplace_back(m.slab * std::size_t(slow), "a thread's Toeplitz grid");
+        if (m.dims != 2) m.coil_grids.emplace_back(m.slab_stride * std::size_t(slow), "a thread's Toeplitz grid");
         m.partial_sums.emplace_back(voxels, "a thread's share of the SENSE normal");
     }
     const std::int64_t nv = std::int64_t(voxels);
