@@ -834,6 +834,9 @@ int reconFrames(const Arguments& a, Frames frames, const std::string& only, bool
     return cancelled ? 130 : 0;
 }
 
+// An HDF5 results file, which holds the iterations' history (every other format: an image).
+bool isResultsFile(const std::string& path) { return path.size() > 3 && (path.ends_with(".h5") || path.ends_with(".hdf5")); }
+
 int cmdRecon(const std::vector<std::string>& typed) {
     const std::vector<std::string> args = expandRecipe(typed);
     Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "coil-maps-output", "only", "report", "format"}}),
@@ -861,6 +864,9 @@ int cmdRecon(const std::vector<std::string>& typed) {
         if (frames->frames.size() > 1) return reconFrames(a, std::move(*frames), only, quiet);
     }
     Job job = prepareJob(a, quiet, std::move(frames));
+    // Quiet, without a results file, the iterations' cost terms go unused: formed for the last only.
+    job.opts.record_costs = !quiet || (a.has("output") && isResultsFile(a.get("output"))) ||
+                            (a.has("gridding-output") && isResultsFile(a.get("gridding-output")));
     const Dataset& d = job.data();
     const SolveOptions& opts = job.opts;
     ProgressBar bar(quiet);
@@ -879,7 +885,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
     };
     auto write = [&](const std::string& option, const ComplexArray& img, const char* what) {
         const std::string path = a.get(option);
-        const bool h5 = path.size() > 3 && (path.ends_with(".h5") || path.ends_with(".hdf5"));
+        const bool h5 = isResultsFile(path);
         // A results file holds every complete image; other formats the one image they are for.
         const std::optional<std::string> why = h5 ? (any_image ? std::nullopt : std::optional<std::string>("no image was complete"))
                                                   : missing(img, what);

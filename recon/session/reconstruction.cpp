@@ -525,6 +525,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     run.iterations = opts.iterations;
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
+    run.record_costs = opts.record_costs;
     std::vector<ComplexArray> coil_images;
     const auto t0 = Clock::now();
     for (int c = 0; c < d.coils; ++c) {
