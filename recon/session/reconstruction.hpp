@@ -381,6 +381,11 @@ private:
         int total_iterations = 0;
     };
     ResidentSolve resident_;
+    // SolveOptions::kept_directions on a solver: < 0 no recycling, else a ring of that many directions.
+    static void recycle(NormalEquationsCg& cg, int kept_directions);
+    // A lambda change on a resident solve with a penalty term (single-coil or SENSE): the new weight and
+    // M^{-1} for it (null: none) in one restart, recycled as opts.kept_directions says.
+    static void changePenaltyWeight(NormalEquationsCg& cg, const SolveOptions& opts, double weight, LinearOperatorPtr preconditioner);
     // Where solves go once the device ran out of memory for one (the same data on the CPU backend).
     std::unique_ptr<ReconstructionSession> cpu_fallback_;
     SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
