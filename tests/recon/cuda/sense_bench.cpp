@@ -151,13 +151,19 @@ double magnitudePsnr(const ComplexArray& x, const ComplexArray& truth) {
 }
 
 // A monitor that keeps each iterate's PSNR against the truth (magnitudes; snapshots every iteration).
+// ||x - ref|| / ||ref|| (complex images).
+double relativeDistance(const ComplexArray& x, const ComplexArray& ref) { return measureQuality(x, ref, false).error_percent / 100; }
+
+// With a reference image, also relativeDistance to it.
 struct PsnrMonitor final : Monitor {
     const ComplexArray* truth = nullptr;
-    std::vector<double> psnr, residual;
+    const ComplexArray* reference = nullptr;
+    std::vector<double> psnr, residual, distance;
     void iteration(int, const IterationRecord& r, const ComplexArray* snapshot) override {
         if (!snapshot) return;
         psnr.push_back(magnitudePsnr(*snapshot, *truth));
         residual.push_back(r.residual);
+        if (reference) distance.push_back(relativeDistance(*snapshot, *reference));
     }
 };
 
@@ -217,12 +223,14 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
         return std::size_t(0);
     };
     double reference[2];
+    ComplexArray reference_image[2];
     for (int i = 0; i < 2; ++i) {
         ReconstructionSession s(b);
         session(s);
         const SolveResult r = s.solve(options(PreconditionerKind::Circulant, i ? lambda1 : lambda0, 8 * iterations));
         std::printf("  long solve %d: relative residual %.2e\n", i, r.history.back().residual);
         reference[i] = magnitudePsnr(r.complex_image, data->truth);
+        reference_image[i] = r.complex_image;
     }
     double plain_budget = 0;
     std::printf("preconditioner (%s maps): long solves (circulant, %d its from zero) PSNR %.2f dB at lambda %.2f, %.2f dB at %.2f\n",
@@ -275,6 +283,60 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
             auto seconds = [](double t) { return t < 0 ? std::string("- (not reached)") : std::to_string(t) + " s"; };
             std::printf(" | whole to plain's PSNR %s, to converged %s, lambda change to converged %s", seconds(whole_budget).c_str(),
                         seconds(whole).c_str(), seconds(change).c_str());
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+    // The lambda change by the image itself (issue 14: a converged image): iterations until
+    // ||x - x_ref|| <= 1 % of ||x_ref||, x_ref the long solve at the new lambda, after a budget-iteration
+    // cold solve at lambda0: the first change to lambda1, then back; recycled (kept_directions 0, the
+    // default: x, x_c) against the plain restart (-1); then each change timed alone to that count.
+    constexpr double kClose = 1e-2;
+    std::printf("  lambda change to %g of the long solve's image (circulant; ref distance %.3g):\n", kClose,
+                relativeDistance(reference_image[1], reference_image[0]));
+    for (const int kept : {0, -1}) {
+        auto change = [&](ReconstructionSession& s, int to, int cap, PsnrMonitor* monitor) {
+            SolveOptions o = options(PreconditionerKind::Circulant, to ? lambda1 : lambda0, cap);
+            o.warm_start = true;
+            o.kept_directions = kept;
+            o.snapshot_every = monitor ? 1 : 0;
+            Monitor none;
+            s.solve(o, monitor ? static_cast<Monitor&>(*monitor) : none);
+        };
+        std::size_t its[2] = {0, 0};
+        {
+            ReconstructionSession s(b);
+            session(s);
+            SolveOptions o = options(PreconditionerKind::Circulant, lambda0, iterations);
+            o.kept_directions = kept;
+            s.solve(o);
+            for (const int to : {1, 0}) {
+                PsnrMonitor m;
+                m.truth = &data->truth;
+                m.reference = &reference_image[to];
+                change(s, to, 4 * iterations, &m);
+                for (std::size_t i = 0; i < m.distance.size() && !its[1 - to]; ++i)
+                    if (m.distance[i] <= kClose) its[1 - to] = i + 1;
+                std::printf("    kept %2d, lambda -> %.2f: distance", kept, to ? lambda1 : lambda0);
+                for (std::size_t i : {1, 2, 3, 5, 10, 20, 40})
+                    if (i <= m.distance.size()) std::printf(" %zu:%.2e", i, m.distance[i - 1]);
+                std::printf(" | to %g at its %zu\n", kClose, its[1 - to]);
+            }
+        }
+        std::printf("    kept %2d timed: first change (%zu its), back (%zu its):", kept, its[0], its[1]);
+        for (int r = 0; r < repeats; ++r) {
+            if (!its[0] || !its[1]) break;
+            ReconstructionSession s(b);
+            session(s);
+            SolveOptions o = options(PreconditionerKind::Circulant, lambda0, iterations);
+            o.kept_directions = kept;
+            s.solve(o);
+            auto t0 = Clock::now();
+            change(s, 1, int(its[0]), nullptr);
+            const double first = since(t0);
+            t0 = Clock::now();
+            change(s, 0, int(its[1]), nullptr);
+            std::printf(" | %.4f s, %.4f s", first, since(t0));
         }
         std::printf("\n");
         std::fflush(stdout);
