@@ -1,5 +1,6 @@
 // Where the time of one SENSE reconstruction goes (issue 14's speed targets; not a test: prints figures).
 //   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps] [--demo NAME] [--preconditioner-only]
+//               [--lambda-change-only]
 // The reference paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), smooth
 // synthetic coil maps, data from the backend's NUFFT plus a correlated noise scan; data on the host
 // in, image on the host out, in a warm process (one untimed run first, as a workstation that has
@@ -14,7 +15,8 @@
 //   batched) and the λ change to convergence (its definition printed: PSNR against the truth by iteration).
 // Then the preconditioner's rows (plain CG against SENSE's preconditioner: residuals and PSNR by
 // iteration, iterations to plain CG's PSNR and to a converged image, cold and after a λ change, timed).
-// --preconditioner-only: those rows alone; --demo NAME: those rows on a demo case with its ESPIRiT maps.
+// --preconditioner-only: those rows alone (--lambda-change-only: of them the long solves and the λ change
+// to 1 % of their image); --demo NAME: those rows on a demo case with its ESPIRiT maps.
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
 #include <algorithm>
 #include <chrono>
@@ -178,7 +180,7 @@ struct Curve {
     std::vector<double> psnr;
 };
 void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps,
-                        const std::string& maps_source, int iterations, int repeats) {
+                        const std::string& maps_source, int iterations, int repeats, bool lambda_change_only = false) {
     const double lambda0 = 0.02, lambda1 = 0.05;
     auto session = [&](ReconstructionSession& s) {
         s.setDataset(data);
@@ -236,6 +238,7 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
     std::printf("preconditioner (%s maps): long solves (circulant, %d its from zero) PSNR %.2f dB at lambda %.2f, %.2f dB at %.2f\n",
                 maps_source.c_str(), 8 * iterations, reference[0], lambda0, reference[1], lambda1);
     for (PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
+        if (lambda_change_only) break;
         std::vector<double> cold, warm;
         {
             ReconstructionSession s(b);
@@ -451,6 +454,7 @@ int main(int argc, char** argv) {
         int n = 128, coils = 8, iterations = 60, repeats = 3;
         bool cpu = false, maps = true;
         bool preconditioner_only = false;  // only the preconditioner's rows
+        bool lambda_change_only = false;   // of those, only the lambda change to 1 % of the long solve's image
         std::string demo;  // a demo case instead (its ESPIRiT maps): the preconditioner's rows only
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -466,7 +470,8 @@ int main(int argc, char** argv) {
             else if (a == "--no-maps") maps = false;
             else if (a == "--demo" && i + 1 < argc) demo = argv[++i];
             else if (a == "--preconditioner-only") preconditioner_only = true;
-            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only)");
+            else if (a == "--lambda-change-only") preconditioner_only = lambda_change_only = true;
+            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only)");
         }
         std::shared_ptr<Backend> b;
         if (cpu) {
@@ -486,7 +491,7 @@ int main(int argc, char** argv) {
             const CoilMaps espirit = s.coilMaps(CoilMapMethod::Espirit);
             std::printf("%s; SENSE on %s (%s, %d coils, M = %zu per coil), %d CG iterations\n", b->info().describe().c_str(), demo.c_str(),
                         data->grid.describe().c_str(), data->coils, data->samples(), iterations);
-            preconditionerRows(b, data, espirit.maps, "ESPIRiT", iterations, repeats);
+            preconditionerRows(b, data, espirit.maps, "ESPIRiT", iterations, repeats, lambda_change_only);
             return 0;
         }
         ComplexArray truth_maps;
@@ -505,7 +510,7 @@ int main(int argc, char** argv) {
         ComplexArray whitened_maps = truth_maps;
         prewhiten(whitened_maps, coils, noiseCovariance(data->noise, coils));
         if (preconditioner_only) {
-            preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats);
+            preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats, lambda_change_only);
             return 0;
         }
         run(b, data, truth_maps, iterations, PreconditionerKind::Circulant);  // warm-up: plans, cuFFT, the tuning cache
