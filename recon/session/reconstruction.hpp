@@ -99,11 +99,12 @@ struct SolveOptions {
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.
     bool warm_start = false;
-    // A warm lambda change of the single-image quadratic CG starts from the best image (the Galerkin
+    // A warm lambda change of the single-image or SENSE quadratic CG starts from the best image (the Galerkin
     // solution) in the span of its last iterate, the iterate where the previous change began and its
     // last k search directions (>= 0; 3 images each with a penalty, and 3 for that iterate), instead of
     // the last iterate alone; < 0: no recycling (docs/SCALING.md, "A lambda change by recycled directions").
-    // 0, the default: the two images only (more directions cost inner products and gained little at 64^3).
+    // 0, the default: the two images only (more directions cost inner products and gained little at 64^3;
+    // all of a cold solve's, k >= its iterations, did not pay for the first change either: docs/SCALING.md).
     int kept_directions = 0;
     CoilCombination coil_combination = CoilCombination::SumOfSquares;
     // How SENSE estimates its coil maps when none were given (setCoilMaps). ESPIRiT: the most
