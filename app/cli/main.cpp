@@ -127,7 +127,7 @@ Reconstruction:
                          else none
   --start S              quadratic CG's and ADMM's start: zero (default) | gridding (F^H (w d) with
                          gridding's density weights, least-squares scaled: the same solution)
-  --data-weighting W     the data term (not SENSE): uniform (least squares; default) | density
+  --data-weighting W     the data term: uniform (least squares; default) | density
                          (weighted by gridding's density weights: another problem, whose early
                          iterates are good images; lambda's s = Q_D(0); quadratic and sparse priors)
   --precision P          float32 (default) | float64

@@ -238,19 +238,26 @@ std::shared_ptr<const Vector> ReconstructionSession::adjointData(int coil, const
 }
 
 std::vector<std::shared_ptr<const Vector>> ReconstructionSession::coilAdjoints(const FourierMethod& method,
-                                                                             const Progress& progress) {
+                                                                             const Progress& progress, DataWeighting weighting) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(method);
     const std::string key = methodKey(m);
+    // The same caches as adjointData's and the weighted CG's (weightedAdjoint), so a coil's F^H d is made once.
+    const bool weighted = weighting == DataWeighting::Density;
+    AdjointCache& cache = weighted ? weighted_fhd_ : fhd_;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        auto it = fhd_.find(key);
-        if (it != fhd_.end() && it->second.size() == std::size_t(d.coils) &&
+        auto it = cache.find(key);
+        if (it != cache.end() && it->second.size() == std::size_t(d.coils) &&
             std::all_of(it->second.begin(), it->second.end(), [](const auto& v) { return bool(v); }))
             return it->second;
     }
-    // phi d of every coil (phi is real: phi* d = phi d), in parallel.
-    const std::vector<double> phi = phiValues();
+    // phi d (weighted: phi w d) of every coil (phi is real: phi* d = phi d), in parallel.
+    std::vector<double> phi = phiValues();
+    if (weighted) {
+        const std::vector<double>& w = densityWeights(weightingDensityMethod());
+        for (std::size_t i = 0; i < phi.size(); ++i) phi[i] *= w[i];
+    }
     const std::size_t samples = d.samples();
     ComplexArray mu;
     resizeForOverwrite(mu, d.kspace.size());
@@ -259,7 +266,7 @@ std::vector<std::shared_ptr<const Vector>> ReconstructionSession::coilAdjoints(c
     for (std::int64_t i = 0; i < total; ++i) mu[std::size_t(i)] = phi[std::size_t(i) % samples] * d.kspace[std::size_t(i)];
     auto all = backend_->adjointsOnBackend(d.trajectory, mu, d.coils, SampleGrid::image(d.grid), m, progress);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot = fhd_[key];
+    auto& slot = cache[key];
     slot = all;
     return all;
 }
@@ -481,10 +488,6 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         building = toeplitz_.find(methodKey(m)) == toeplitz_.end();
     }
     if (building) requireMemory(true);
-    // The sparse priors take the weighting (solveSparse); SENSE does not (its E^H E has no weighted form here).
-    if (opts.weighting != DataWeighting::Uniform && sense)
-        throw InputError("density-weighted least squares is not built for SENSE (tikhonov, fd, anatomical, tv, wavelet and "
-                         "anatomical-tv take it on single-coil or coil-by-coil data): use --data-weighting uniform");
     if (sparse) return solveSparse(opts, monitor, warm);  // SENSE too: its E in F's place
     if (sense) return solveSense(opts, monitor, warm);
 

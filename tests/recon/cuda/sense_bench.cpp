@@ -1,6 +1,6 @@
 // Where the time of one SENSE reconstruction goes (issue 14's speed targets; not a test: prints figures).
 //   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps] [--demo NAME] [--preconditioner-only]
-//               [--lambda-change-only]
+//               [--data-weighting density] [--lambda-change-only]
 // The reference paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), smooth
 // synthetic coil maps, data from the backend's NUFFT plus a correlated noise scan; data on the host
 // in, image on the host out, in a warm process (one untimed run first, as a workstation that has
@@ -18,6 +18,8 @@
 // --preconditioner-only: those rows alone (--lambda-change-only: of them the long solves and the λ change
 // to 1 % of their image); --demo NAME: those rows on a demo case with its ESPIRiT maps.
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
+// --data-weighting density: the whole rows alone (from the pool), each uniform and then with the density-weighted
+// data term (its weights a stage of their own, "D"), in turns.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -98,10 +100,11 @@ struct Row {
 };
 
 Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps, int iterations,
-        PreconditionerKind pk) {
+        PreconditionerKind pk, DataWeighting weighting = DataWeighting::Uniform) {
     Row row;
     SolveOptions o;
     o.preconditioner = pk;
+    o.weighting = weighting;
     o.iterations = iterations;
     o.lambda = 0.02;
     o.snapshot_every = 0;
@@ -119,10 +122,13 @@ Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>&
     row.t["prewhiten"] = since(t0);
     session.setCoilMaps(std::move(given));
     t0 = Clock::now();
-    session.toeplitz(o.method);
+    if (weighting == DataWeighting::Density) session.densityWeights(session.weightingDensityMethod());
+    row.t["D"] = since(t0);
+    t0 = Clock::now();
+    session.toeplitz(o.method, {}, weighting);
     row.t["Q"] = since(t0);
     t0 = Clock::now();
-    session.coilAdjoints(o.method);
+    session.coilAdjoints(o.method, {}, weighting);
     row.t["F^H d"] = since(t0);
     t0 = Clock::now();
     session.regularizerOperator(o);
@@ -455,6 +461,7 @@ int main(int argc, char** argv) {
         bool cpu = false, maps = true;
         bool preconditioner_only = false;  // only the preconditioner's rows
         bool lambda_change_only = false;   // of those, only the lambda change to 1 % of the long solve's image
+        bool weighted_rows = false;        // only the whole rows, uniform and density-weighted
         std::string demo;  // a demo case instead (its ESPIRiT maps): the preconditioner's rows only
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -471,7 +478,8 @@ int main(int argc, char** argv) {
             else if (a == "--demo" && i + 1 < argc) demo = argv[++i];
             else if (a == "--preconditioner-only") preconditioner_only = true;
             else if (a == "--lambda-change-only") preconditioner_only = lambda_change_only = true;
-            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only)");
+            else if (a == "--data-weighting" && i + 1 < argc) weighted_rows = parseDataWeighting(argv[++i]) == DataWeighting::Density;
+            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only, --data-weighting W)");
         }
         std::shared_ptr<Backend> b;
         if (cpu) {
@@ -514,6 +522,20 @@ int main(int argc, char** argv) {
             return 0;
         }
         run(b, data, truth_maps, iterations, PreconditionerKind::Circulant);  // warm-up: plans, cuFFT, the tuning cache
+        if (weighted_rows) {
+            run(b, data, truth_maps, iterations, PreconditionerKind::Circulant, DataWeighting::Density);  // its warm-up
+            for (int r = 0; r < 2 * repeats; ++r) {
+                const DataWeighting w = r % 2 ? DataWeighting::Density : DataWeighting::Uniform;
+                const Row row = run(b, data, truth_maps, iterations, PreconditionerKind::Circulant, w);
+                std::printf("%-8s whole %.3f s = prewhiten %.3f + D %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it)"
+                            " | lambda change (%d its) %.3f s, (%d its) %.3f s\n",
+                            toString(w).c_str(), row.t.at("whole"), row.t.at("prewhiten"), row.t.at("D"), row.t.at("Q"), row.t.at("F^H d"),
+                            row.t.at("W"), row.t.at("solve"), row.solve.seconds, 1e3 * row.solve.seconds / iterations, iterations,
+                            row.t.at("lambda change"), std::max(1, iterations / 3), row.t.at("lambda change short"));
+                std::fflush(stdout);
+            }
+            return 0;
+        }
         // Before the stream-ordered pool (every buffer through cudaMalloc and cudaFree), then with it.
         for (int r = 0; r < 4 * repeats; ++r) {
             if (!cpu) cuda::setStreamOrderedAllocation(r >= 2 * repeats);
