@@ -462,15 +462,18 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
     }
 }
 
-namespace {
-// SolveOptions::kept_directions: < 0 no recycling, else a ring of that many directions.
-void recycle(NormalEquationsCg& cg, int kept_directions) {
+void ReconstructionSession::recycle(NormalEquationsCg& cg, int kept_directions) {
     if (kept_directions < 0)
         cg.stopRecycling();
     else
         cg.keepDirections(std::size_t(kept_directions));
 }
-}  // namespace
+
+void ReconstructionSession::changePenaltyWeight(NormalEquationsCg& cg, const SolveOptions& opts, double weight,
+                                                LinearOperatorPtr preconditioner) {
+    recycle(cg, opts.kept_directions);  // before the change: it decides how the change starts
+    cg.setWeightRecycling(1, weight, std::move(preconditioner));
+}
 
 SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
@@ -533,14 +536,15 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         NormalEquationsCg* cg = nullptr;
         if (c == 0 && continue_resident) {
             cg = resident_.cg.get();
-            recycle(*cg, opts.kept_directions);  // before the change: it decides how the change starts
             // M^{-1} depends on lambda: rebuilt from the cached eigenvalues, set in the same restart.
             LinearOperatorPtr pm =
                 circulant ? preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel)) : nullptr;
-            if (cg->terms() > 1)
-                cg->setWeightRecycling(1, penalty_weight, std::move(pm));
-            else
+            if (cg->terms() > 1) {
+                changePenaltyWeight(*cg, opts, penalty_weight, std::move(pm));
+            } else {
+                recycle(*cg, opts.kept_directions);
                 cg->setPreconditioner(std::move(pm));
+            }
             result.warm_started = true;
         } else {
             owned = makeSolver(c);

@@ -101,11 +101,12 @@ struct SolveOptions {
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.
     bool warm_start = false;
-    // A warm lambda change of the single-image quadratic CG starts from the best image (the Galerkin
+    // A warm lambda change of the single-image or SENSE quadratic CG starts from the best image (the Galerkin
     // solution) in the span of its last iterate, the iterate where the previous change began and its
     // last k search directions (>= 0; 3 images each with a penalty, and 3 for that iterate), instead of
     // the last iterate alone; < 0: no recycling (docs/SCALING.md, "A lambda change by recycled directions").
-    // 0, the default: the two images only (more directions cost inner products and gained little at 64^3).
+    // 0, the default: the two images only (more directions cost inner products and gained little at 64^3;
+    // all of a cold solve's, k >= its iterations, did not pay for the first change either: docs/SCALING.md).
     int kept_directions = 0;
     CoilCombination coil_combination = CoilCombination::SumOfSquares;
     // How SENSE estimates its coil maps when none were given (setCoilMaps). ESPIRiT: the most
@@ -385,6 +386,11 @@ private:
         int total_iterations = 0;
     };
     ResidentSolve resident_;
+    // SolveOptions::kept_directions on a solver: < 0 no recycling, else a ring of that many directions.
+    static void recycle(NormalEquationsCg& cg, int kept_directions);
+    // A lambda change on a resident solve with a penalty term (single-coil or SENSE): the new weight and
+    // M^{-1} for it (null: none) in one restart, recycled as opts.kept_directions says.
+    static void changePenaltyWeight(NormalEquationsCg& cg, const SolveOptions& opts, double weight, LinearOperatorPtr preconditioner);
     // Where solves go once the device ran out of memory for one (the same data on the CPU backend).
     std::unique_ptr<ReconstructionSession> cpu_fallback_;
     SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);

@@ -212,12 +212,14 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
             cg->setPreconditioner(sensePreconditioner(opts, with_penalty, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         }
         if (warm && warm->size() == d.grid.voxels()) cg->setInitial(*warm);
+        recycle(*cg, opts.kept_directions);
         resident_ = {key, std::move(cg), 0};
         sense_split_ = std::dynamic_pointer_cast<DistributedStack>(std::const_pointer_cast<LinearOperator>(encoding));
     } else {
         // M^{-1} depends on the weight: rebuilt from the cached eigenvalues, set in the same restart.
         if (resident_.cg->terms() > 1)
-            resident_.cg->setWeight(1, penalty_weight, sensePreconditioner(opts, true, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
+            changePenaltyWeight(*resident_.cg, opts, penalty_weight,
+                                sensePreconditioner(opts, true, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         result.warm_started = true;
     }
 
