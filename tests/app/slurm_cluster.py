@@ -174,8 +174,9 @@ def slurm_checks(cli, t, cluster, tmp):
     inputs = t.simulate(cli, tmp)
     recipe = os.path.join(tmp, "r.json")
     t.write(recipe, json.dumps(dict(t.RECIPE, slurm={"time": "00:10:00", "memory": "300M"})))
-    # The slow row (many iterations) is the one killed mid-run.
-    t.write(f"{tmp}/m.csv", "input,iterations\nin/b_big.h5,\nin/a_damaged.h5,\nin/d_noisy.h5,1000\nin/c_small.h5,\n")
+    # The slow row is the one killed mid-run: enough iterations to outlast the kill's delay on a fast
+    # machine (1000 took 0.5 s once the CPU's 2D product got faster).
+    t.write(f"{tmp}/m.csv", "input,iterations\nin/b_big.h5,\nin/a_damaged.h5,\nin/d_noisy.h5,20000\nin/c_small.h5,\n")
     out = f"{tmp}/out"
     res = run("batch", "--engine", "slurm", "--recipe", recipe, "--manifest", f"{tmp}/m.csv", "--output-dir", out)
     if res.returncode != 0 or "submitted Slurm job" not in res.stderr:
@@ -240,7 +241,7 @@ def slurm_checks(cli, t, cluster, tmp):
     res = run("batch", "status", out)
     rows, js = t.summary(out)
     states = [r["status"] for r in rows]
-    if states != ["ok", "failed", "ok", "ok"] or rows[2]["iterations"] != "1000" or rows[2]["slurm_state"] != "COMPLETED":
+    if states != ["ok", "failed", "ok", "ok"] or rows[2]["iterations"] != "20000" or rows[2]["slurm_state"] != "COMPLETED":
         t.fail(f"after retry: {states} {rows[2]}\n{res.stdout}\n{res.stderr}")
     if js["counts"] != {"ok": 3, "failed": 1, "pending": 0}:
         t.fail(f"counts after retry: {js['counts']}")

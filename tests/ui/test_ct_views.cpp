@@ -29,6 +29,7 @@
 #include "ui/sinogram_view.hpp"
 #include "ui/sinogram_view_model.hpp"
 #include "ui/slice_view.hpp"
+#include "main_window_test_support.hpp"
 #include "ui_test_support.hpp"
 
 using namespace studio;
@@ -265,12 +266,8 @@ private slots:
     // The window: data panel names the geometry, the sinogram tab is there for CT only,
     // the views are titled FDK / Iterative (WLS); the screenshots for docs/GUI.md and the README.
     void windowShowsCt() {
-        MainWindowOptions o;
-        o.enable_3d = false;
-        o.persist_settings = false;
-        MainWindow w(o);
-        w.resize(1366, 768);
-        w.show();
+        const auto window = showMainWindow(QSize(1366, 768));
+        MainWindow& w = *window;
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         // The low-dose scan's facts (loaded only), then the sparse-view scan solved.
         w.controller()->setSettings(cpuSettings(w.controller()->settings(), 40));

@@ -14,6 +14,7 @@
 #include "ui/measurements.hpp"
 #include "ui/pin_panel.hpp"
 #include "ui/slice_view.hpp"
+#include "main_window_test_support.hpp"
 #include "ui_test_support.hpp"
 
 using namespace studio;
@@ -37,12 +38,8 @@ private slots:
     }
     void pinnedComparisonRoisAndProfile() {
         QFETCH(QSize, size);
-        MainWindowOptions o;
-        o.enable_3d = false;
-        o.persist_settings = false;
-        MainWindow w(o);
-        w.resize(size);
-        w.show();
+        const auto window = showMainWindow(size);
+        MainWindow& w = *window;
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         ReconSettings s = w.controller()->settings();
         s.iterations = 15;
@@ -78,12 +75,8 @@ private slots:
     // sweep's best lambda, README "Compressed sensing on the 2D demo cases") pinned, then total
     // variation at its sweep's best lambda; the Compare tab shows TV beside both griddings.
     void totalVariationAgainstQuadraticAndGridding() {
-        MainWindowOptions o;
-        o.enable_3d = false;
-        o.persist_settings = false;
-        MainWindow w(o);
-        w.resize(1366, 768);
-        w.show();
+        const auto window = showMainWindow(QSize(1366, 768));
+        MainWindow& w = *window;
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         ReconSettings s = w.controller()->settings();
         s.iterations = 60;

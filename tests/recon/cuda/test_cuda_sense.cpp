@@ -53,35 +53,31 @@ TEST(CudaSense, PreconditionedSolveMatchesTheCpu) {
     cpu.setDataset(data);
     dev.setDataset(data);
     dev.setCoilMaps(cpu.coilMaps());
-    const SolveResult a = cpu.solve(o), b = dev.solve(o);
-    EXPECT_LT(relativeError(b.image, a.image), 2e-3);
-    EXPECT_LT(std::abs(b.history.back().residual - a.history.back().residual), 0.02 * a.history.back().residual);
-    o.lambda = 0.02;
-    o.warm_start = true;
-    o.iterations = 5;
-    const SolveResult wa = cpu.solve(o), wb = dev.solve(o);
-    ASSERT_TRUE(wa.warm_started && wb.warm_started);
-    EXPECT_LT(relativeError(wb.image, wa.image), 2e-3);
+    // A cold solve at o on both backends, then a warm change to lambda 0.02: the same images.
+    auto coldThenWarm = [&](SolveOptions opts) {
+        opts.warm_start = false;
+        const SolveResult a = cpu.solve(opts), b = dev.solve(opts);
+        EXPECT_LT(relativeError(b.image, a.image), 2e-3);
+        EXPECT_LT(std::abs(b.history.back().residual - a.history.back().residual), 0.02 * a.history.back().residual);
+        EXPECT_NEAR(b.lambda_scale, a.lambda_scale, 1e-5 * a.lambda_scale);
+        opts.lambda = 0.02;
+        opts.warm_start = true;
+        opts.iterations = 5;
+        const SolveResult wa = cpu.solve(opts), wb = dev.solve(opts);
+        EXPECT_TRUE(wa.warm_started && wb.warm_started);
+        EXPECT_LT(relativeError(wb.image, wa.image), 2e-3);
+        return b;
+    };
+    const SolveResult b = coldThenWarm(o);
     // Preconditioned: the GPU's 15 iterations end below plain CG's residual there.
-    o.warm_start = false;
-    o.lambda = 0.05;
-    o.iterations = 15;
     o.preconditioner = PreconditionerKind::None;
     const SolveResult plain = dev.solve(o);
     EXPECT_LT(b.history.back().residual, plain.history.back().residual);
     // Density-weighted (D^{1/2} F, the one weighted kernel T_D, F^H D d and the weighted circulant made
-    // on each backend): the same image, cold and after a warm lambda change.
+    // on each backend).
     o.weighting = DataWeighting::Density;
     o.preconditioner = PreconditionerKind::Circulant;
-    const SolveResult da = cpu.solve(o), db = dev.solve(o);
-    EXPECT_LT(relativeError(db.image, da.image), 2e-3);
-    EXPECT_NEAR(db.lambda_scale, da.lambda_scale, 1e-5 * da.lambda_scale);
-    o.lambda = 0.02;
-    o.warm_start = true;
-    o.iterations = 5;
-    const SolveResult dwa = cpu.solve(o), dwb = dev.solve(o);
-    ASSERT_TRUE(dwa.warm_started && dwb.warm_started);
-    EXPECT_LT(relativeError(dwb.image, dwa.image), 2e-3);
+    coldThenWarm(o);
 }
 
 // ESPIRiT's calibration matrix's right singular vectors on the device (cuBLAS + cuSOLVER,
