@@ -14,6 +14,7 @@
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/solvers/admm.hpp"
+#include "recon/solvers/pdhg.hpp"
 
 using namespace recon;
 using namespace recon::test;
@@ -382,6 +383,41 @@ TEST(Admm, AnatomicalTotalVariationUsesTheReference) {
     without->reference.clear();
     s.setDataset(without);
     EXPECT_THROW(s.solve(o), InputError);
+}
+
+// PDHG with the data term dualised and a k-space (dual) preconditioner solves ADMM's problem: it
+// reaches the reference primal-dual method's minimiser of the tiny problem (plain scalar steps there)
+// with uneven weights p, which change the speed and not the fixed point, and continues warm after a
+// weight change to the minimiser at the new weight.
+TEST(Pdhg, MatchesAPrimalDualSolutionOnATinyProblem) {
+    const TinyProblem p = tinyProblem();
+    auto b = createCpuBackend(Precision::Double);
+    const CsrMatrix dmat = gradientMatrix(p.g);
+    LinearOperatorPtr f = sparseMatrix(*b, p.a, nullptr, "A");
+    for (bool anisotropic : {false, true}) {
+        const std::size_t group = anisotropic ? 1 : 2;
+        PdhgOptions o;
+        for (std::size_t i = 0; i < p.d.size(); ++i) o.k_space_weights.push_back(0.25 + 0.5 * double(i % 4));
+        Pdhg pdhg(f, b->fromHost(p.d), {totalVariation(*b, p.g, 0.8, anisotropic)}, o);
+        EXPECT_GT(pdhg.primalStep(), 0);
+        RunOptions run;
+        run.iterations = 20000;
+        Monitor quiet;
+        for (double w : {0.8, 1.6}) {
+            if (w != 0.8) pdhg.setWeight(0, w);
+            const ComplexArray reference = primalDual(p, dmat, group, w, 200000);
+            const RunResult r = runIterations(pdhg, run, quiet);
+            const double f_pdhg = objective(p, dmat, group, w, r.image), f_ref = objective(p, dmat, group, w, reference);
+            EXPECT_NEAR(f_pdhg, f_ref, 1e-7 * f_ref) << (anisotropic ? "anisotropic " : "isotropic ") << w;
+            EXPECT_LT(relativeError(r.image, reference), 1e-4);
+            EXPECT_NEAR(r.history.back().cost(), f_pdhg, 1e-9 * f_pdhg);  // the records' cost is the objective's
+        }
+    }
+    PdhgOptions wrong;
+    wrong.k_space_weights.assign(p.d.size() + 1, 1.0);
+    EXPECT_THROW(Pdhg(f, b->fromHost(p.d), {totalVariation(*b, p.g, 0.8)}, wrong), InputError);
+    wrong.k_space_weights.assign(p.d.size(), -1.0);
+    EXPECT_THROW(Pdhg(f, b->fromHost(p.d), {totalVariation(*b, p.g, 0.8)}, wrong), InputError);
 }
 
 // Spectral rho with residual balancing as its fall-back reaches the primal-dual minimiser of the tiny problem.
