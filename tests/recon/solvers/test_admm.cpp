@@ -83,6 +83,13 @@ ComplexArray primalDual(const TinyProblem& p, const CsrMatrix& dmat, std::size_t
     return x;
 }
 
+// The first step from which a solve's PSNR stays within 0.1 dB of `target`.
+int stepsWithinTenthOfADecibel(double target, const SolveResult& r) {
+    std::size_t i = r.history.size();
+    while (i > 0 && std::abs(r.history[i - 1].psnr_db - target) <= 0.1) --i;
+    return int(i) + 1;
+}
+
 }  // namespace
 
 TEST(Admm, MatchesAPrimalDualSolutionOnATinyProblem) {
@@ -466,12 +473,7 @@ TEST(Admm, SpectralRhoReachesTheSameImageInFewerSteps) {
         o.admm_spectral_rho = true;
         const SolveResult spectral = s.solve(o);
         const double target = balanced.history.back().psnr_db;
-        auto stepsTo = [&](const SolveResult& r) {  // the first step from which the PSNR stays within 0.1 dB
-            std::size_t i = r.history.size();
-            while (i > 0 && std::abs(r.history[i - 1].psnr_db - target) <= 0.1) --i;
-            return int(i) + 1;
-        };
-        const int sp = stepsTo(spectral), ba = stepsTo(balanced);
+        const int sp = stepsWithinTenthOfADecibel(target, spectral), ba = stepsWithinTenthOfADecibel(target, balanced);
         std::printf("%s: %.2f dB (spectral) / %.2f dB (balanced) after 300 steps; within 0.1 dB from step %d / %d; "
                     "cost %.7g / %.7g\n",
                     name, spectral.history.back().psnr_db, target, sp, ba, spectral.history.back().cost(), balanced.history.back().cost());
@@ -503,12 +505,7 @@ TEST(Pdhg, SessionReachesAdmmsImageInFewerSteps) {
         const SolveResult pdhg = s.solve(o);
         EXPECT_EQ(pdhg.solver, "pdhg");
         const double target = admm.history.back().psnr_db;
-        auto stepsTo = [&](const SolveResult& r) {  // the first step from which the PSNR stays within 0.1 dB
-            std::size_t i = r.history.size();
-            while (i > 0 && std::abs(r.history[i - 1].psnr_db - target) <= 0.1) --i;
-            return int(i) + 1;
-        };
-        const int pd = stepsTo(pdhg), ad = stepsTo(admm);
+        const int pd = stepsWithinTenthOfADecibel(target, pdhg), ad = stepsWithinTenthOfADecibel(target, admm);
         std::printf("%s: %.2f dB (pdhg) / %.2f dB (admm) after 300 steps; within 0.1 dB from step %d / %d; cost %.7g / %.7g\n", name,
                     pdhg.history.back().psnr_db, target, pd, ad, pdhg.history.back().cost(), admm.history.back().cost());
         EXPECT_NEAR(pdhg.history.back().psnr_db, target, 0.05) << name;
