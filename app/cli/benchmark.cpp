@@ -73,6 +73,8 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
   --kept-directions K  (--lambda-change) a lambda change starts from the best image in the span of
                      the last iterate, the last change's start and the last K search directions
                      (0: those two images only; -1: no recycling; default: the session's)
+  --coil-combine C   (--lambda-change) sos (default) | sense: the multi-coil cases' solve (SENSE:
+                     the records have no truth, so the 0.1 dB columns mean nothing; 'close' does)
   --toeplitz GRIDS   instead: the CPU Toeplitz product (F^H F x on the 2N grid), pruned and
                      fused against whole FFTs, and its planning time (comma separated grids:
                      256x256,64x64x64,...; --iterations products each, default 60); then
@@ -1021,7 +1023,7 @@ int runBenchmark(const std::vector<std::string>& args) {
         }
     Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend",
                        "toeplitz", "sparse", "priors", "whole", "lambda-change", "data-weighting", "lambda-factors", "sparse-solver",
-                       "kept-directions", "repeats"},
+                       "kept-directions", "repeats", "coil-combine"},
                 {"skip-slow", "retune", "no-cpu", "no-breakdown"});
     if (auto grids = a.maybe("toeplitz")) {
         runToeplitzTiming(*grids, a.integerIn("iterations", 60, 1, 10000));
@@ -1047,7 +1049,8 @@ int runBenchmark(const std::vector<std::string>& args) {
     if (auto cases = a.maybe("lambda-change")) {
         runLambdaChangeStudy(*cases, a.get("regularizers", "case"), parseBackendChoice(a.get("backend", "auto")), Precision::Single,
                              a.integerIn("iterations", 60, 1, 10000), parseDataWeighting(a.get("data-weighting", "uniform")),
-                             a.integerIn("kept-directions", SolveOptions{}.kept_directions, -1, 64), a.get("json", ""));
+                             a.integerIn("kept-directions", SolveOptions{}.kept_directions, -1, 64),
+                             parseCoilCombination(a.get("coil-combine", "sos")), a.get("json", ""));
         return 0;
     }
     if (auto cases = a.maybe("convergence")) {

@@ -125,7 +125,8 @@ Reach solveTo(ReconstructionSession& s, SolveOptions o, double target, int cap, 
     SolveResult result = s.solve(o, monitor);
     r.seconds = since(t0);
     r.cpu_seconds = double(std::clock() - c0) / CLOCKS_PER_SEC;
-    if (image) *image = std::move(result.image);
+    // SENSE's complex image: what its snapshots (warmChange's distances) are.
+    if (image) *image = std::move(result.complex_image.empty() ? result.image : result.complex_image);
     return r;
 }
 
@@ -327,15 +328,16 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
 }
 
 void runLambdaChangeStudy(const std::string& cases, const std::string& regularizers, BackendChoice choice, Precision precision,
-                          int iterations, DataWeighting weighting, int kept_directions, const std::string& json_path) {
+                          int iterations, DataWeighting weighting, int kept_directions, CoilCombination coils,
+                          const std::string& json_path) {
     constexpr double kBand = 0.1;         // dB from the converged image's PSNR: "converged" (issue 17)
     constexpr double kConverged = 1e-4;   // the references' relative residual
     constexpr double kDistance = 1e-2;    // ||x - x_ref|| / ||x_ref||: "converged" by the image itself
     std::string note;
     std::shared_ptr<Backend> backend = createBackend(choice, precision, &note);
     const std::string device = backend->info().describe();
-    std::printf("A lambda change, warm, %s, data term %s, %d kept directions\n", device.c_str(), toString(weighting).c_str(),
-                kept_directions);
+    std::printf("A lambda change, warm, %s, data term %s, %d kept directions, coils by %s\n", device.c_str(),
+                toString(weighting).c_str(), kept_directions, toString(coils).c_str());
     std::printf("cold: a fresh session's %d iterations (whole: Q, F^H d, weights, CG); references: cold solves to a\n"
                 "relative residual of %g at lambda/2, 2 lambda and lambda, the last left resident; then lambda x2, back\n"
                 "(x0.5) and on to lambda/2 (x0.5 again), warm, until the PSNR is within %.1f dB of the reference's\n"
@@ -362,6 +364,7 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
             o.lambda = reg == spec.regularizer ? spec.lambda : (o.regularizer == RegularizerKind::AnatomicalFiniteDifference ? 30 : 0.2);
             o.weighting = weighting;
             o.kept_directions = kept_directions;
+            o.coil_combination = coils;
             ReconstructionSession s(backend);
             s.setDataset(data);
             Reach cold = solveTo(s, o, 1e300, iterations);
@@ -392,7 +395,8 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
                  << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
                  << ",\"weighting\":" << jsonString(toString(weighting)) << ",\"band_db\":" << jsonNumber(kBand)
                  << ",\"cold\":" << reachJson(cold) << ",\"reference_2x\":" << reachJson(ref2) << ",\"reference_1x\":" << reachJson(ref1)
-                 << ",\"kept_directions\":" << kept_directions << ",\"distance_target\":" << jsonNumber(kDistance)
+                 << ",\"kept_directions\":" << kept_directions << ",\"coil_combination\":" << jsonString(toString(coils))
+                 << ",\"distance_target\":" << jsonNumber(kDistance)
                  << ",\"references_distance\":" << jsonNumber(relativeDistance(x_ref1, x_ref2)) << ",\"lambda_x2\":" << reachJson(up.band)
                  << ",\"lambda_x2_close\":" << reachJson(up.close) << ",\"lambda_x05\":" << reachJson(down.band)
                  << ",\"lambda_x05_close\":" << reachJson(down.close) << ",\"reference_05x\":" << reachJson(refh)

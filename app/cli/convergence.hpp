@@ -9,6 +9,7 @@
 
 #include "recon/core/data_weighting.hpp"
 #include "recon/core/types.hpp"
+#include "recon/session/reconstruction.hpp"  // CoilCombination
 
 namespace recon::cli {
 
@@ -22,9 +23,11 @@ void runConvergenceStudy(const std::string& cases, const std::string& regularize
 // printed rows. Per case and quadratic prior: a fresh session's cold solve, converged references
 // at 2 lambda and lambda, then lambda x2 and back, warm, until the PSNR is within 0.1 dB of the
 // converged image's at the new lambda: iterations, wall and CPU seconds, and the distance to that
-// image. CG keeps `kept_directions` search directions for the change (SolveOptions::kept_directions).
+// image. CG keeps `kept_directions` search directions for the change (SolveOptions::kept_directions);
+// multi-coil cases are solved by `coils` (SENSE: one solve, its complex image compared).
 void runLambdaChangeStudy(const std::string& cases, const std::string& regularizers, BackendChoice backend, Precision precision,
-                          int iterations, DataWeighting weighting, int kept_directions, const std::string& json_path);
+                          int iterations, DataWeighting weighting, int kept_directions, CoilCombination coils,
+                          const std::string& json_path);
 
 // `reconstudio-cli benchmark --sparse CASES`: the sparse priors' speed targets (issue 13), as
 // printed rows. Per case and prior (tv: ADMM; wavelet: FISTA and POGM), the PSNR after `reference`

@@ -130,7 +130,7 @@ Reconstruction:
                          else none
   --start S              quadratic CG's and ADMM's start: zero (default) | gridding (F^H (w d) with
                          gridding's density weights, least-squares scaled: the same solution)
-  --data-weighting W     the data term (not SENSE): uniform (least squares; default) | density
+  --data-weighting W     the data term: uniform (least squares; default) | density
                          (weighted by gridding's density weights: another problem, whose early
                          iterates are good images; lambda's s = Q_D(0); quadratic and sparse priors)
   --precision P          float32 (default) | float64
@@ -841,6 +841,9 @@ int reconFrames(const Arguments& a, Frames frames, const std::string& only, bool
     return cancelled ? 130 : 0;
 }
 
+// An HDF5 results file, which holds the iterations' history (every other format: an image).
+bool isResultsFile(const std::string& path) { return path.size() > 3 && (path.ends_with(".h5") || path.ends_with(".hdf5")); }
+
 int cmdRecon(const std::vector<std::string>& typed) {
     const std::vector<std::string> args = expandRecipe(typed);
     Arguments a(args, merged({kDataOptions, kSolveOptions, {"output", "gridding-output", "coil-maps-output", "only", "report", "format"}}),
@@ -868,6 +871,9 @@ int cmdRecon(const std::vector<std::string>& typed) {
         if (frames->frames.size() > 1) return reconFrames(a, std::move(*frames), only, quiet);
     }
     Job job = prepareJob(a, quiet, std::move(frames));
+    // Quiet, without a results file, the iterations' cost terms go unused: formed for the last only.
+    job.opts.record_costs = !quiet || (a.has("output") && isResultsFile(a.get("output"))) ||
+                            (a.has("gridding-output") && isResultsFile(a.get("gridding-output")));
     const Dataset& d = job.data();
     const SolveOptions& opts = job.opts;
     ProgressBar bar(quiet);
@@ -886,7 +892,7 @@ int cmdRecon(const std::vector<std::string>& typed) {
     };
     auto write = [&](const std::string& option, const ComplexArray& img, const char* what) {
         const std::string path = a.get(option);
-        const bool h5 = path.size() > 3 && (path.ends_with(".h5") || path.ends_with(".hdf5"));
+        const bool h5 = isResultsFile(path);
         // A results file holds every complete image; other formats the one image they are for.
         const std::optional<std::string> why = h5 ? (any_image ? std::nullopt : std::optional<std::string>("no image was complete"))
                                                   : missing(img, what);

@@ -36,11 +36,26 @@ struct PaddedConvolution<T>::Impl {
     int dims = 0, L = 0;          // L: the slowest axis
     std::array<int, 3> n{}, b{};  // N and 2N per axis
     std::size_t slab = 1;         // points of one slab of the 2N grid (all axes but L)
+    // Slabs slab + 8 apart in the work grids: a power-of-two distance maps a tile's column
+    // (one value per slab) to one cache set, and its copies missed the L1 and L2 caches.
+    std::size_t slab_stride = 1;
     int columns = 0;              // per tile of the fused stage
     std::size_t tiles = 0;
     fftw::Buffer<C> work;         // the N non-zero slabs of the 2N grid
-    fftw::Buffer<T> spec;         // the (real) spectrum, tile by tile: [tile][slow][column]
+    fftw::Buffer<T> spec;         // the (real) spectrum, column by column: [column][slow]
+    // The fused stage's tile, transposed: its columns as contiguous lines `tstride` apart (2N_slow
+    // + 8: a power-of-two distance would map the transposing copies to few cache sets), an input
+    // tile whose slow >= N half stays zero and an output tile, one buffer per thread. Contiguous
+    // lines out of place: FFTW's strided in-place plans copied each line to a buffer allocated at
+    // every execution (256^2: 40 against 19 us per tile of 16 columns).
+    std::size_t tstride = 0;
     mutable std::vector<fftw::Buffer<C>> tile_buffers;  // one per thread
+    // Thread t's padded slab (rows: the N_y rows with input in 3D, the one row in 2D, each 2N_x
+    // long, the N_x..2N_x padding zero from the start and never written) and the slab the first
+    // axis's inverse writes. That axis runs out of place between them and the work grid: FFTW's
+    // in-place plans of single lines copied each line to a buffer allocated at every execution.
+    std::size_t slab_rows = 1;
+    mutable std::vector<fftw::Buffer<C>> slab_in, slab_out;  // one per thread
     std::vector<typename F::Plan> slab_forward, slab_inverse;  // per slab axis, for slab 0 (run on any slab)
     typename F::Plan tile_forward = nullptr, tile_inverse = nullptr;
 
@@ -54,10 +69,8 @@ struct PaddedConvolution<T>::Impl {
     // Rows forward (out of place: the input's zero padding stays), rows inverse (in place),
     // columns forward (out of place, likewise), columns inverse (in place).
     mutable std::vector<typename F::Plan> line_plans;
-    mutable fftw::Buffer<T> spec_t;  // the spectrum transposed, [kx][ky]
-    // Lines 2N + 8 apart (rows, transposed columns): a power-of-two distance would map a
-    // transpose's block to few cache sets.
-    mutable std::size_t rstride = 0, tstride = 0;
+    // Rows 2N_x + 8 apart (transposed columns: tstride), as the tiles' lines.
+    mutable std::size_t rstride = 0;
     // Thread t's grids, one buffer: rows in and out (N_y x rstride each), transposed in and out
     // (2N_x x tstride each). The inputs' padding is zero from the start and never written.
     mutable std::vector<fftw::Buffer<C>> line_grids;  // one per thread, made on first use
@@ -66,16 +79,18 @@ struct PaddedConvolution<T>::Impl {
         const int t = omp_get_thread_num();
         return tile_buffers[std::size_t(t)].p;
     }
-    void ensureTileBuffers(int threads) const;
-    // Slab z of `grid` := pad(map .* x) (x alone without a map), transformed along the slab's axes.
-    void padSlab(int z, C* grid, const C* x, const C* map) const;
-    void fillSlab(int z, C* s, const C* x, const C* map) const;  // the padding alone, into slab z at s
+    void ensureThreadBuffers(int threads) const;  // tile and slab buffers for this many threads
+    // Slab z of `grid` := pad(map .* x) (x alone without a map), transformed along the slab's axes
+    // (thread t's slab buffers).
+    void padSlab(int z, C* grid, const C* x, const C* map, int t) const;
+    // map .* x (x alone without a map) into the first N_x of each row of slab z at s (1D: s[0]).
+    void fillSlab(int z, C* s, const C* x, const C* map) const;
     // out = map .* x (x alone without a map) for `count` values.
     static void timesMap(C* out, const C* x, const C* map, std::size_t count);
     // The slowest axis of one tile of columns: forward, spectrum, inverse (buf: a tile buffer).
     void convolveTile(std::size_t tile, C* grid, C* buf) const;
     // Slab z inverse along the slab's axes, cropped into y: y = s, or y (+)= conj(map) .* s.
-    void cropSlab(int z, C* grid, C* y, const C* map, bool accumulate) const;
+    void cropSlab(int z, C* grid, C* y, const C* map, bool accumulate, int t) const;
     void takeSlab(int z, const C* s, C* y, const C* map, bool accumulate) const;  // the cropping alone, of slab z at s
     // One product on `work`, each stage in parallel: y (+)= conj(map) .* T(map .* x), or y = T x.
     void productInParallel(const C* x, C* y, const C* map, bool accumulate) const;
@@ -83,7 +98,7 @@ struct PaddedConvolution<T>::Impl {
     // `grid` (a half 2N grid) and thread t's tile buffer; 2D on thread t's line grids.
     void productOnThread(int t, C* grid, const C* x, C* y, const C* map, bool accumulate) const;
     C* lineGrids(int t) const;
-    void ensureLines() const;  // line_plans, spec_t, the strides and thread 0's line grids
+    void ensureLines() const;  // line_plans, rstride and thread 0's line grids
     ~Impl() {
         std::lock_guard<std::mutex> lock(fftw::plannerMutex());
         for (auto p : slab_forward) F::destroy(p);
@@ -113,48 +128,52 @@ PaddedConvolution<T>::PaddedConvolution(const Grid& g, const std::vector<T>& spe
     const int slow = m.n[m.L], slow2 = m.b[m.L];
     m.columns = tile_columns > 0 ? tile_columns : defaultTileColumns<T>(slow2);
     m.tiles = (m.slab + std::size_t(m.columns) - 1) / std::size_t(m.columns);
-    m.work = fftw::Buffer<std::complex<T>>(m.slab * std::size_t(slow), "the Toeplitz product's 2N grid");
-    m.spec = fftw::Buffer<T>(m.tiles * std::size_t(slow2) * std::size_t(m.columns), "the Toeplitz spectrum");
-    for (std::size_t tile = 0; tile < m.tiles; ++tile)
-        for (int z = 0; z < slow2; ++z)
-            for (int t = 0; t < m.columns; ++t) {
-                const std::size_t c = tile * std::size_t(m.columns) + std::size_t(t);
-                if (c < m.slab)
-                    m.spec.p[(tile * std::size_t(slow2) + std::size_t(z)) * std::size_t(m.columns) + std::size_t(t)] =
-                        spectrum[std::size_t(z) * m.slab + c];
-            }
-    for (int i = 0; i < std::max(1, omp_get_max_threads()); ++i) m.tile_buffers.emplace_back(std::size_t(slow2) * std::size_t(m.columns));
+    m.tstride = std::size_t(slow2) + 8;
+    m.slab_stride = m.L == 0 ? 1 : m.slab + 8;
+    m.work = fftw::Buffer<std::complex<T>>(m.slab_stride * std::size_t(slow), "the Toeplitz product's 2N grid");
+    m.spec = fftw::Buffer<T>(m.slab * std::size_t(slow2), "the Toeplitz spectrum");
+    for (int z = 0; z < slow2; ++z)
+        for (std::size_t c = 0; c < m.slab; ++c) m.spec.p[c * std::size_t(slow2) + std::size_t(z)] = spectrum[std::size_t(z) * m.slab + c];
+    if (m.dims == 3) m.slab_rows = std::size_t(m.n[1]);
+    m.ensureThreadBuffers(std::max(1, omp_get_max_threads()));
 
     std::lock_guard<std::mutex> lock(fftw::plannerMutex());
     fftw::prepare<T>();
     // Every plan runs single-threaded inside the engine's own OpenMP loops (over slabs or
     // tiles), on buffers aligned as the ones planned on (slabs start at multiples of the
-    // slab's even size; tile buffers are FFTW's own).
+    // slab stride, an even size; tile and slab buffers are FFTW's own).
     F::threads(1);
     auto* work = fftw::cpx(m.work.p);
     auto* tile = fftw::cpx(m.tile_buffers[0].p);
     // Slab axis a: lines along a; the other slab axes loop over their whole 2N where they
-    // were transformed before a (c < a) and over the non-zero N where not yet (c > a).
+    // were transformed before a (c < a) and over the non-zero N where not yet (c > a). Axis 0
+    // forward from the padded slab into the work grid, inverse from it into the output slab.
     std::array<int, 3> stride{1, m.b[0], m.b[0] * m.b[1]};
     for (int a = 0; a < m.L; ++a) {
         const fftw_iodim line{m.b[a], stride[a], stride[a]};
         std::vector<fftw_iodim> loops;
         for (int c = 0; c < m.L; ++c)
             if (c != a) loops.push_back({c < a ? m.b[c] : m.n[c], stride[c], stride[c]});
-        // Measuring overwrites the buffer it plans on: the work buffer holds nothing yet.
-        for (int sign : {FFTW_FORWARD, FFTW_BACKWARD})
-            (sign == FFTW_FORWARD ? m.slab_forward : m.slab_inverse).push_back(fftw::planned(m.slab, [&](unsigned flags) {
-                return F::guru(line, int(loops.size()), loops.data(), work, work, sign, flags);
-            }));
+        auto* in = a == 0 ? fftw::cpx(m.slab_in[0].p) : work;
+        auto* out = a == 0 ? fftw::cpx(m.slab_out[0].p) : work;
+        // Measuring overwrites the buffers it plans on: they hold nothing yet (zeroed below).
+        m.slab_forward.push_back(fftw::planned(m.slab, [&](unsigned flags) {
+            return F::guru(line, int(loops.size()), loops.data(), in, work, FFTW_FORWARD, flags);
+        }));
+        m.slab_inverse.push_back(fftw::planned(m.slab, [&](unsigned flags) {
+            return F::guru(line, int(loops.size()), loops.data(), work, out, FFTW_BACKWARD, flags);
+        }));
         if (!m.slab_forward.back() || !m.slab_inverse.back()) throw Error("FFTW could not plan the Toeplitz product's transforms");
     }
-    const fftw_iodim line{slow2, m.columns, m.columns};
-    const fftw_iodim loop{m.columns, 1, 1};
-    const std::size_t tile_points = std::size_t(slow2) * std::size_t(m.columns);
-    m.tile_forward = fftw::planned(tile_points, [&](unsigned flags) { return F::guru(line, 1, &loop, tile, tile, FFTW_FORWARD, flags); });
-    m.tile_inverse = fftw::planned(tile_points, [&](unsigned flags) { return F::guru(line, 1, &loop, tile, tile, FFTW_BACKWARD, flags); });
+    const fftw_iodim line{slow2, 1, 1};
+    const fftw_iodim loop{m.columns, int(m.tstride), int(m.tstride)};
+    const std::size_t tile_points = m.tstride * std::size_t(m.columns);
+    auto* tile_out = tile + tile_points;
+    m.tile_forward = fftw::planned(tile_points, [&](unsigned flags) { return F::guru(line, 1, &loop, tile, tile_out, FFTW_FORWARD, flags); });
+    m.tile_inverse = fftw::planned(tile_points, [&](unsigned flags) { return F::guru(line, 1, &loop, tile_out, tile_out, FFTW_BACKWARD, flags); });
     if (!m.tile_forward || !m.tile_inverse) throw Error("FFTW could not plan the Toeplitz product's transforms");
     std::fill(m.work.p, m.work.p + m.work.n, std::complex<T>(0));
+    for (auto* buffer : {&m.tile_buffers[0], &m.slab_in[0]}) std::fill(buffer->p, buffer->p + buffer->n, std::complex<T>(0));
     fftw::savePlans();
 }
 
@@ -165,9 +184,14 @@ PaddedConvolution<T>::~PaddedConvolution() = default;
 // slabs and tiles) and the products of several coils (threads over coils, each stage
 // serial on a thread's own grid) run the same code.
 template <class T>
-void PaddedConvolution<T>::Impl::padSlab(int z, C* grid, const C* x, const C* map) const {
-    fillSlab(z, grid + std::size_t(z) * slab, x, map);
-    for (auto p : slab_forward) F::run(p, fftw::cpx(grid + std::size_t(z) * slab));
+void PaddedConvolution<T>::Impl::padSlab(int z, C* grid, const C* x, const C* map, int t) const {
+    C* s = grid + std::size_t(z) * slab_stride;
+    if (slab_forward.empty()) return fillSlab(z, s, x, map);  // 1D
+    C* in = slab_in[std::size_t(t)].p;
+    fillSlab(z, in, x, map);
+    F::run(slab_forward[0], fftw::cpx(in), fftw::cpx(s));
+    std::fill(s + slab_rows * std::size_t(b[0]), s + slab, C(0));  // 3D: the rows y >= N_y
+    for (std::size_t a = 1; a < slab_forward.size(); ++a) F::run(slab_forward[a], fftw::cpx(s));
 }
 
 template <class T>
@@ -198,40 +222,48 @@ void PaddedConvolution<T>::Impl::fillSlab(int z, C* s, const C* x, const C* map)
     }
     for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t first = (std::size_t(z) * rows + r) * nx;
-        C* out = s + r * bx;
-        timesMap(out, x + first, map ? map + first : nullptr, nx);
-        std::fill(out + nx, s + (r + 1) * bx, C(0));
+        timesMap(s + r * bx, x + first, map ? map + first : nullptr, nx);
     }
-    std::fill(s + rows * bx, s + slab, C(0));
 }
 
 template <class T>
 void PaddedConvolution<T>::Impl::convolveTile(std::size_t tile, C* grid, C* buf) const {
     const int slow = n[L], slow2 = b[L];
-    const std::size_t cols = std::size_t(columns);
+    const std::size_t cols = std::size_t(columns), ts = tstride;
     const std::size_t c0 = tile * cols, w = std::min(cols, slab - c0);
-    for (int z = 0; z < slow; ++z)
-        std::memcpy(static_cast<void*>(buf + std::size_t(z) * cols), grid + std::size_t(z) * slab + c0, w * sizeof(C));
-    std::fill(buf + std::size_t(slow) * cols, buf + std::size_t(slow2) * cols, C(0));
-    F::run(tile_forward, fftw::cpx(buf));
-    // A real spectrum (Q is Hermitian): two real products per value, half the reads.
-    T* pb = reinterpret_cast<T*>(buf);
-    const T* ps = spec.p + tile * std::size_t(slow2) * cols;
-    const std::size_t count = std::size_t(slow2) * cols;
-#pragma omp simd
-    for (std::size_t i = 0; i < count; ++i) {
-        pb[2 * i] *= ps[i];
-        pb[2 * i + 1] *= ps[i];
+    C* out = buf + ts * cols;
+    // The columns into lines (a remainder tile's unused lines hold an earlier tile's: transformed,
+    // never read); the lines' slow >= N halves stay zero.
+    for (int z = 0; z < slow; ++z) {
+        const C* row = grid + std::size_t(z) * slab_stride + c0;
+        for (std::size_t t = 0; t < w; ++t) std::memcpy(static_cast<void*>(buf + t * ts + std::size_t(z)), row + t, sizeof(C));
     }
-    F::run(tile_inverse, fftw::cpx(buf));
-    for (int z = 0; z < slow; ++z)
-        std::memcpy(static_cast<void*>(grid + std::size_t(z) * slab + c0), buf + std::size_t(z) * cols, w * sizeof(C));
+    F::run(tile_forward, fftw::cpx(buf), fftw::cpx(out));
+    // A real spectrum (Q is Hermitian): two real products per value, half the reads.
+    for (std::size_t t = 0; t < w; ++t) {
+        T* pb = reinterpret_cast<T*>(out + t * ts);
+        const T* ps = spec.p + (c0 + t) * std::size_t(slow2);
+#pragma omp simd
+        for (int i = 0; i < slow2; ++i) {
+            pb[2 * i] *= ps[i];
+            pb[2 * i + 1] *= ps[i];
+        }
+    }
+    F::run(tile_inverse, fftw::cpx(out));
+    for (int z = 0; z < slow; ++z) {
+        C* row = grid + std::size_t(z) * slab_stride + c0;
+        for (std::size_t t = 0; t < w; ++t) std::memcpy(static_cast<void*>(row + t), out + t * ts + std::size_t(z), sizeof(C));
+    }
 }
 
 template <class T>
-void PaddedConvolution<T>::Impl::cropSlab(int z, C* grid, C* y, const C* map, bool accumulate) const {
-    for (auto it = slab_inverse.rbegin(); it != slab_inverse.rend(); ++it) F::run(*it, fftw::cpx(grid + std::size_t(z) * slab));
-    takeSlab(z, grid + std::size_t(z) * slab, y, map, accumulate);
+void PaddedConvolution<T>::Impl::cropSlab(int z, C* grid, C* y, const C* map, bool accumulate, int t) const {
+    C* s = grid + std::size_t(z) * slab_stride;
+    if (slab_inverse.empty()) return takeSlab(z, s, y, map, accumulate);  // 1D
+    for (std::size_t a = slab_inverse.size() - 1; a > 0; --a) F::run(slab_inverse[a], fftw::cpx(s));
+    C* out = slab_out[std::size_t(t)].p;
+    F::run(slab_inverse[0], fftw::cpx(s), fftw::cpx(out));
+    takeSlab(z, out, y, map, accumulate);
 }
 
 template <class T>
@@ -268,20 +300,23 @@ void PaddedConvolution<T>::Impl::takeSlab(int z, const C* s, C* y, const C* map,
 }
 
 template <class T>
-void PaddedConvolution<T>::Impl::ensureTileBuffers(int threads) const {
-    while (int(tile_buffers.size()) < threads) tile_buffers.emplace_back(std::size_t(b[L]) * std::size_t(columns));
+void PaddedConvolution<T>::Impl::ensureThreadBuffers(int threads) const {
+    while (int(tile_buffers.size()) < threads) tile_buffers.emplace_back(2 * tstride * std::size_t(columns), "the Toeplitz product's tiles");
+    const std::size_t slab_points = slab_rows * std::size_t(b[0]);
+    while (int(slab_in.size()) < threads) slab_in.emplace_back(slab_points, "the Toeplitz product's slabs");
+    while (int(slab_out.size()) < threads) slab_out.emplace_back(slab_points, "the Toeplitz product's slabs");
 }
 
 template <class T>
 void PaddedConvolution<T>::Impl::productInParallel(const C* x, C* y, const C* map, bool accumulate) const {
     const int slow = n[L];
-    ensureTileBuffers(omp_get_max_threads());  // more threads than at planning
+    ensureThreadBuffers(omp_get_max_threads());  // more threads than at planning
 #pragma omp parallel for schedule(static)
-    for (int z = 0; z < slow; ++z) padSlab(z, work.p, x, map);
+    for (int z = 0; z < slow; ++z) padSlab(z, work.p, x, map, omp_get_thread_num());
 #pragma omp parallel for schedule(static)
     for (std::size_t tile = 0; tile < tiles; ++tile) convolveTile(tile, work.p, tileBuffer());
 #pragma omp parallel for schedule(static)
-    for (int z = 0; z < slow; ++z) cropSlab(z, work.p, y, map, accumulate);
+    for (int z = 0; z < slow; ++z) cropSlab(z, work.p, y, map, accumulate, omp_get_thread_num());
 }
 
 // Made on first use (before any thread runs them): a large 2D grid's single products never
@@ -289,14 +324,8 @@ void PaddedConvolution<T>::Impl::productInParallel(const C* x, C* y, const C* ma
 template <class T>
 void PaddedConvolution<T>::Impl::ensureLines() const {
     if (!line_plans.empty()) return;
-    const int bx = b[0], by = b[1], ny = n[1], slow2 = b[L];
-    spec_t = fftw::Buffer<T>(std::size_t(bx) * std::size_t(by), "the Toeplitz spectrum");
-    const std::size_t cols = std::size_t(columns);
-    for (std::size_t c = 0; c < slab; ++c)  // from the tiles' order: [tile][ky][column], kx = column
-        for (int ky = 0; ky < slow2; ++ky)
-            spec_t.p[c * std::size_t(by) + std::size_t(ky)] = spec.p[((c / cols) * std::size_t(slow2) + std::size_t(ky)) * cols + c % cols];
+    const int bx = b[0], by = b[1], ny = n[1];
     rstride = std::size_t(bx) + 8;
-    tstride = std::size_t(by) + 8;
     std::lock_guard<std::mutex> lock(fftw::plannerMutex());
     fftw::prepare<T>();
     F::threads(1);
@@ -338,10 +367,10 @@ template <class T>
 void PaddedConvolution<T>::Impl::productOnThread(int t, C* grid, const C* x, C* y, const C* map, bool accumulate) const {
     const int slow = n[L];
     if (dims != 2) {
-        for (int z = 0; z < slow; ++z) padSlab(z, grid, x, map);
+        for (int z = 0; z < slow; ++z) padSlab(z, grid, x, map, t);
         C* buf = tile_buffers[std::size_t(t)].p;
         for (std::size_t tile = 0; tile < tiles; ++tile) convolveTile(tile, grid, buf);
-        for (int z = 0; z < slow; ++z) cropSlab(z, grid, y, map, accumulate);
+        for (int z = 0; z < slow; ++z) cropSlab(z, grid, y, map, accumulate, t);
         return;
     }
     const int ny = n[1], nx = n[0], bx = b[0], by = b[1];
@@ -369,7 +398,7 @@ void PaddedConvolution<T>::Impl::productOnThread(int t, C* grid, const C* x, C* 
     F::run(line_plans[2], fftw::cpx(cols_in), fftw::cpx(cols_out));
     for (int k = 0; k < bx; ++k) {
         T* pt = reinterpret_cast<T*>(cols_out + std::size_t(k) * ts);
-        const T* ps = spec_t.p + std::size_t(k) * std::size_t(by);
+        const T* ps = spec.p + std::size_t(k) * std::size_t(by);
 #pragma omp simd
         for (int i = 0; i < by; ++i) {
             pt[2 * i] *= ps[i];
@@ -408,7 +437,7 @@ void PaddedConvolution<T>::applyCoilSum(const std::vector<const std::complex<T>*
     if (maps.empty()) throw InputError("the SENSE normal's product: no coil maps");
     const std::size_t voxels = m.g.voxels();
     const int slow = m.n[m.L];
-    const std::size_t grid_bytes = m.slab * std::size_t(slow) * sizeof(C);
+    const std::size_t grid_bytes = m.slab_stride * std::size_t(slow) * sizeof(C);
     const int threads = int(std::min<std::size_t>(std::size_t(std::max(1, omp_get_max_threads())), maps.size()));
     if (grid_bytes > kCoilThreadGridBytes) {
         // Coil after coil, each product in parallel over its slabs and tiles.
@@ -422,10 +451,10 @@ void PaddedConvolution<T>::applyCoilSum(const std::vector<const std::complex<T>*
     }
     // Threads over coils: each thread runs whole products on a grid of its own (no barrier
     // between the stages), thread 0 summing into y, the others into partial sums added at the end.
-    m.ensureTileBuffers(threads);
+    m.ensureThreadBuffers(threads);
     if (m.dims == 2) m.lineGrids(threads - 1);  // made before the threads start
     while (int(m.partial_sums.size()) < threads - 1) {
-        if (m.dims != 2) m.coil_grids.emplace_back(m.slab * std::size_t(slow), "a thread's Toeplitz grid");
+        if (m.dims != 2) m.coil_grids.emplace_back(m.slab_stride * std::size_t(slow), "a thread's Toeplitz grid");
         m.partial_sums.emplace_back(voxels, "a thread's share of the SENSE normal");
     }
     const std::int64_t nv = std::int64_t(voxels);
@@ -452,12 +481,9 @@ template <class T>
 std::vector<T> PaddedConvolution<T>::spectrum() const {
     const Impl& m = *impl_;
     const int slow2 = m.b[m.L];
-    const std::size_t cols = std::size_t(m.columns);
     std::vector<T> out(m.slab * std::size_t(slow2));
-    for (std::size_t tile = 0; tile < m.tiles; ++tile)
-        for (int z = 0; z < slow2; ++z)
-            for (std::size_t t = 0; t < cols && tile * cols + t < m.slab; ++t)
-                out[std::size_t(z) * m.slab + tile * cols + t] = m.spec.p[(tile * std::size_t(slow2) + std::size_t(z)) * cols + t];
+    for (int z = 0; z < slow2; ++z)
+        for (std::size_t c = 0; c < m.slab; ++c) out[std::size_t(z) * m.slab + c] = m.spec.p[c * std::size_t(slow2) + std::size_t(z)];
     return out;
 }
 

@@ -186,8 +186,11 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
         // m: the largest |x| after 10 CG iterations on F^H F x = F^H d (no prior), coil 0 (SENSE:
         // E^H E x = E^H d). Ten iterations resolve the image's magnitude but not yet its noise or the
         // undersampling's streaks.
+        // The uniform data term's m (the weighted lambda follows from it below, as for one coil).
+        SolveOptions uniform = opts;
+        uniform.weighting = DataWeighting::Uniform;
         std::optional<SenseSystem> system;
-        if (sense) system = senseSystem(opts, monitor);
+        if (sense) system = senseSystem(uniform, monitor);
         LinearOperatorPtr fourier = sense ? system->encoding : fourierOperator(method, monitor.progress(Phase::ToeplitzKernel));
         std::shared_ptr<const Vector> fhd = sense ? nullptr : adjointData(0, method, monitor.progress(Phase::AdjointData));
         double dn = sense ? system->data_norm2 : 0.0;

@@ -238,19 +238,26 @@ std::shared_ptr<const Vector> ReconstructionSession::adjointData(int coil, const
 }
 
 std::vector<std::shared_ptr<const Vector>> ReconstructionSession::coilAdjoints(const FourierMethod& method,
-                                                                             const Progress& progress) {
+                                                                             const Progress& progress, DataWeighting weighting) {
     const Dataset& d = dataset();
     const FourierMethod m = resolve(method);
     const std::string key = methodKey(m);
+    // The same caches as adjointData's and the weighted CG's (weightedAdjoint), so a coil's F^H d is made once.
+    const bool weighted = weighting == DataWeighting::Density;
+    AdjointCache& cache = weighted ? weighted_fhd_ : fhd_;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        auto it = fhd_.find(key);
-        if (it != fhd_.end() && it->second.size() == std::size_t(d.coils) &&
+        auto it = cache.find(key);
+        if (it != cache.end() && it->second.size() == std::size_t(d.coils) &&
             std::all_of(it->second.begin(), it->second.end(), [](const auto& v) { return bool(v); }))
             return it->second;
     }
-    // phi d of every coil (phi is real: phi* d = phi d), in parallel.
-    const std::vector<double> phi = phiValues();
+    // phi d (weighted: phi w d) of every coil (phi is real: phi* d = phi d), in parallel.
+    std::vector<double> phi = phiValues();
+    if (weighted) {
+        const std::vector<double>& w = densityWeights(weightingDensityMethod());
+        for (std::size_t i = 0; i < phi.size(); ++i) phi[i] *= w[i];
+    }
     const std::size_t samples = d.samples();
     ComplexArray mu;
     resizeForOverwrite(mu, d.kspace.size());
@@ -259,7 +266,7 @@ std::vector<std::shared_ptr<const Vector>> ReconstructionSession::coilAdjoints(c
     for (std::int64_t i = 0; i < total; ++i) mu[std::size_t(i)] = phi[std::size_t(i) % samples] * d.kspace[std::size_t(i)];
     auto all = backend_->adjointsOnBackend(d.trajectory, mu, d.coils, SampleGrid::image(d.grid), m, progress);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot = fhd_[key];
+    auto& slot = cache[key];
     slot = all;
     return all;
 }
@@ -455,15 +462,18 @@ SolveResult ReconstructionSession::solve(const SolveOptions& opts, Monitor& moni
     }
 }
 
-namespace {
-// SolveOptions::kept_directions: < 0 no recycling, else a ring of that many directions.
-void recycle(NormalEquationsCg& cg, int kept_directions) {
+void ReconstructionSession::recycle(NormalEquationsCg& cg, int kept_directions) {
     if (kept_directions < 0)
         cg.stopRecycling();
     else
         cg.keepDirections(std::size_t(kept_directions));
 }
-}  // namespace
+
+void ReconstructionSession::changePenaltyWeight(NormalEquationsCg& cg, const SolveOptions& opts, double weight,
+                                                LinearOperatorPtr preconditioner) {
+    recycle(cg, opts.kept_directions);  // before the change: it decides how the change starts
+    cg.setWeightRecycling(1, weight, std::move(preconditioner));
+}
 
 SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
@@ -478,10 +488,6 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         building = toeplitz_.find(methodKey(m)) == toeplitz_.end();
     }
     if (building) requireMemory(true);
-    // The sparse priors take the weighting (solveSparse); SENSE does not (its E^H E has no weighted form here).
-    if (opts.weighting != DataWeighting::Uniform && sense)
-        throw InputError("density-weighted least squares is not built for SENSE (tikhonov, fd, anatomical, tv, wavelet and "
-                         "anatomical-tv take it on single-coil or coil-by-coil data): use --data-weighting uniform");
     if (sparse) return solveSparse(opts, monitor, warm);  // SENSE too: its E in F's place
     if (sense) return solveSense(opts, monitor, warm);
 
@@ -522,6 +528,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     run.iterations = opts.iterations;
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
+    run.record_costs = opts.record_costs;
     std::vector<ComplexArray> coil_images;
     const auto t0 = Clock::now();
     for (int c = 0; c < d.coils; ++c) {
@@ -529,14 +536,15 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         NormalEquationsCg* cg = nullptr;
         if (c == 0 && continue_resident) {
             cg = resident_.cg.get();
-            recycle(*cg, opts.kept_directions);  // before the change: it decides how the change starts
             // M^{-1} depends on lambda: rebuilt from the cached eigenvalues, set in the same restart.
             LinearOperatorPtr pm =
                 circulant ? preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel)) : nullptr;
-            if (cg->terms() > 1)
-                cg->setWeightRecycling(1, penalty_weight, std::move(pm));
-            else
+            if (cg->terms() > 1) {
+                changePenaltyWeight(*cg, opts, penalty_weight, std::move(pm));
+            } else {
+                recycle(*cg, opts.kept_directions);
                 cg->setPreconditioner(std::move(pm));
+            }
             result.warm_started = true;
         } else {
             owned = makeSolver(c);

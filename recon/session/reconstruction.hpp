@@ -62,6 +62,7 @@ struct SolveOptions {
     int iterations = 60;
     double tolerance = 0;         // stop when the relative residual falls below (0: run all)
     int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
+    bool record_costs = true;     // false: the iterations' cost terms in the last record only (RunOptions)
     FourierMethod method{"", kDefaultNufftTolerance};  // empty name: the backend's default
     // M^{-1} of the quadratic CG (ADMM's is below): the inverse of the circulant approximation of
     // F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp); for SENSE that circulant
@@ -71,9 +72,10 @@ struct SolveOptions {
     // Where a cold quadratic CG or ADMM solve starts (not SENSE, FISTA or POGM): zero, or
     // F^H (w d) with the density weights gridding uses, scaled by the least-squares optimal scalar.
     StartImage start = StartImage::Zero;
-    // The data term (single-image solves, quadratic and sparse priors; not SENSE): least squares, or
-    // least squares weighted by the density weights gridding uses (another problem: F^H D F x = F^H D d,
-    // lambda's s = Q_D(0); docs/SCALING.md, docs/SPARSE.md).
+    // The data term (every solve, quadratic and sparse priors, SENSE too): least squares, or least squares
+    // weighted by the density weights gridding uses (another problem: F^H D F x = F^H D d, lambda's
+    // s = Q_D(0); SENSE: sum_c S_c^H T_D S_c with the one weighted kernel; docs/SCALING.md, docs/SPARSE.md,
+    // docs/SENSE.md).
     DataWeighting weighting = DataWeighting::Uniform;
     AnatomicalOptions anatomical;
     // The sparse priors (tv, wavelet, anatomical-tv; recon/session/sparse_solve.cpp): a sum of
@@ -102,11 +104,12 @@ struct SolveOptions {
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the
     // same settings and data always give the same image.
     bool warm_start = false;
-    // A warm lambda change of the single-image quadratic CG starts from the best image (the Galerkin
+    // A warm lambda change of the single-image or SENSE quadratic CG starts from the best image (the Galerkin
     // solution) in the span of its last iterate, the iterate where the previous change began and its
     // last k search directions (>= 0; 3 images each with a penalty, and 3 for that iterate), instead of
     // the last iterate alone; < 0: no recycling (docs/SCALING.md, "A lambda change by recycled directions").
-    // 0, the default: the two images only (more directions cost inner products and gained little at 64^3).
+    // 0, the default: the two images only (more directions cost inner products and gained little at 64^3;
+    // all of a cold solve's, k >= its iterations, did not pay for the first change either: docs/SCALING.md).
     int kept_directions = 0;
     CoilCombination coil_combination = CoilCombination::SumOfSquares;
     // How SENSE estimates its coil maps when none were given (setCoilMaps). ESPIRiT: the most
@@ -268,8 +271,9 @@ public:
     // F^H d of one coil (kept in the backend's memory) and the Toeplitz kernel, cached per method.
     std::shared_ptr<const Vector> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
     // F^H d of every coil (SENSE's), the missing ones in one batched call (Backend::adjointsOnBackend),
-    // cached with adjointData's.
-    std::vector<std::shared_ptr<const Vector>> coilAdjoints(const FourierMethod& method, const Progress& progress = {});
+    // cached with adjointData's; density-weighted: F^H D d with weightingDensityMethod()'s weights.
+    std::vector<std::shared_ptr<const Vector>> coilAdjoints(const FourierMethod& method, const Progress& progress = {},
+                                                            DataWeighting weighting = DataWeighting::Uniform);
     // F^H (w d) of one coil with the density weights gridding uses (densityWeights()), on the
     // backend, cached per method: StartImage::Gridding's start before its scaling.
     std::shared_ptr<const Vector> densityWeightedAdjoint(int coil, const FourierMethod& method, const Progress& progress = {});
@@ -281,7 +285,8 @@ public:
     std::shared_ptr<const Vector> circulantData(const FourierMethod& method, const Progress& progress,
                                                 DataWeighting weighting = DataWeighting::Uniform);
     // SENSE's system for any prior (sense_solve.cpp): E (one device or split), E^H d on the backend,
-    // ||d||^2 over all coils, and the maps it holds.
+    // ||d||^2 over all coils, and the maps it holds; with opts.weighting density E_D = stack_c D^{1/2} F S_c
+    // (its normal sum_c S_c^H T_D S_c, T_D the one kernel of F^H D F), E_D^H D^{1/2} d and ||D^{1/2} d||^2.
     struct SenseSystem {
         LinearOperatorPtr encoding;
         std::shared_ptr<const SenseOperator> one_device;  // null when split over devices
@@ -384,6 +389,11 @@ private:
         int total_iterations = 0;
     };
     ResidentSolve resident_;
+    // SolveOptions::kept_directions on a solver: < 0 no recycling, else a ring of that many directions.
+    static void recycle(NormalEquationsCg& cg, int kept_directions);
+    // A lambda change on a resident solve with a penalty term (single-coil or SENSE): the new weight and
+    // M^{-1} for it (null: none) in one restart, recycled as opts.kept_directions says.
+    static void changePenaltyWeight(NormalEquationsCg& cg, const SolveOptions& opts, double weight, LinearOperatorPtr preconditioner);
     // Where solves go once the device ran out of memory for one (the same data on the CPU backend).
     std::unique_ptr<ReconstructionSession> cpu_fallback_;
     SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);
@@ -401,8 +411,8 @@ private:
     std::string senseMapsKey(const SolveOptions& opts) const;
     // The sparse priors' s with SENSE: E^H E = sum_c S_c^H T S_c, so its scale is Q(0) times the maps'
     // mean energy sum_c |S_c|^2 over the voxels inside (SensePreconditioner::kInside); 1 for ESPIRiT's
-    // normalised maps, so lambda means there what it means for one coil.
-    double senseLambdaScale(const CoilMaps& maps);
+    // normalised maps, so lambda means there what it means for one coil. Density-weighted: Q_D(0) in Q(0)'s place.
+    double senseLambdaScale(const CoilMaps& maps, DataWeighting weighting = DataWeighting::Uniform);
 
     GriddingResult gridWith(const GriddingOptions& opts, DensityMethod density, const Progress& progress);
     // Before gridding, Pipe-Menon or coil maps (solve = false) or a solve that builds Q: the stage's estimate

@@ -1,7 +1,8 @@
 // The session's SENSE solve (Pruessmann et al. 2001, CG-SENSE): one normal-equations
 // CG over all coils, E^H E applied with the one Toeplitz kernel of the trajectory,
 // every quadratic prior on top exactly as for one coil. Kept apart from
-// reconstruction.cpp so the single-coil path stays as it was.
+// reconstruction.cpp so the single-coil path stays as it was. Density-weighted (SolveOptions::weighting):
+// the same with the weighted single-coil pieces (D^{1/2} F, its kernel T_D, F^H D d, s_D = Q_D(0)).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -72,7 +73,7 @@ LinearOperatorPtr ReconstructionSession::sensePreconditioner(const SolveOptions&
     if (!sense_preconditioner_) return nullptr;
     const FourierMethod m = resolve(opts.method);
     LinearOperatorPtr circulant = preconditioner(opts, with_penalty, weight, progress, kSenseCirculantExponent);
-    const std::shared_ptr<const Vector> data = circulantData(m, progress);
+    const std::shared_ptr<const Vector> data = circulantData(m, progress, opts.weighting);
     const std::shared_ptr<const Vector> penalty = with_penalty ? circulantPenalty(opts) : nullptr;
     return sense_preconditioner_->make(std::move(circulant), *data, penalty.get(), with_penalty ? weight : 0.0, kSenseCirculantExponent);
 }
@@ -93,32 +94,48 @@ ReconstructionSession::SenseSystem ReconstructionSession::senseSystem(const Solv
         std::lock_guard<std::mutex> lock(mutex_);
         system.maps = coil_maps_;
     }
-    LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel));
+    // Density-weighted: D^{1/2} F per coil, its normal the ONE kernel T_D of F^H D F (the single-coil pieces).
+    const DataWeighting weighting = opts.weighting;
+    const std::vector<double>* weights =
+        weighting == DataWeighting::Density ? &densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights)) : nullptr;
+    LinearOperatorPtr fourier = fourierOperator(m, monitor.progress(Phase::ToeplitzKernel), weighting);
     if (sense_devices_.empty()) {
-        system.encoding = system.one_device = std::make_shared<const SenseOperator>(fourier, maps.maps, toeplitz(m));
+        system.encoding = system.one_device = std::make_shared<const SenseOperator>(fourier, maps.maps, toeplitz(m, {}, weighting));
     } else {
         // Each other device gets its own copy of the one Toeplitz kernel (device to device on GPUs).
-        const std::shared_ptr<const ToeplitzOperator> kernel = toeplitz(m);
-        const std::vector<double> phi = phiValues();
+        const std::shared_ptr<const ToeplitzOperator> kernel = toeplitz(m, {}, weighting);
+        const std::vector<double> phi = modelPhi(weighting);
         system.encoding = splitSense(*backend_, sense_devices_, maps.maps, d.grid.voxels(), [&](Backend& b) {
             if (&b == backend_.get()) return fourier;
             return recon::fourierOperator(b, d.trajectory, d.grid, phi, m, b.toeplitzCopy(*kernel));
         });
     }
+    // ||D^{1/2} d||^2 (weights 1: ||d||^2) over all coils.
+    const std::size_t samples = d.samples();
     double data_norm2 = 0;
     const std::int64_t values = std::int64_t(d.kspace.size());
 #pragma omp parallel for reduction(+ : data_norm2) schedule(static) if (values > 65536)
-    for (std::int64_t i = 0; i < values; ++i) data_norm2 += std::norm(d.kspace[std::size_t(i)]);
+    for (std::int64_t i = 0; i < values; ++i)
+        data_norm2 += std::norm(d.kspace[std::size_t(i)]) * (weights ? (*weights)[std::size_t(i) % samples] : 1.0);
     system.data_norm2 = data_norm2;
     if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(system.encoding)) {
-        // E^H d with each coil's F^H d on the device that owns the coil.
+        // E^H d with each coil's F^H d on the device that owns the coil; weighted E_D^H (D^{1/2} d) = sum_c S_c^H F^H D d_c.
         const Progress progress = monitor.progress(Phase::AdjointData);
         progress.update(0.0);
         system.rhs = backend_->make(d.grid.voxels());
-        split->adjointFromHost({d.coil(0), split->outSize()}, system.rhs);
+        if (weights) {
+            ComplexArray weighted_data;
+            resizeForOverwrite(weighted_data, d.kspace.size());
+#pragma omp parallel for schedule(static) if (values > 65536)
+            for (std::int64_t i = 0; i < values; ++i)
+                weighted_data[std::size_t(i)] = std::sqrt((*weights)[std::size_t(i) % samples]) * d.kspace[std::size_t(i)];
+            split->adjointFromHost(weighted_data, system.rhs);
+        } else {
+            split->adjointFromHost({d.coil(0), split->outSize()}, system.rhs);
+        }
         progress.update(1.0);
     } else {
-        const std::vector<std::shared_ptr<const Vector>> coil_adjoints = coilAdjoints(m, monitor.progress(Phase::AdjointData));
+        const std::vector<std::shared_ptr<const Vector>> coil_adjoints = coilAdjoints(m, monitor.progress(Phase::AdjointData), weighting);
         std::vector<const Vector*> coil_ptrs;
         for (const auto& v : coil_adjoints) coil_ptrs.push_back(v.get());
         // A split over one device is a plain SenseOperator of its own, not one_device: the maps from the host.
@@ -128,7 +145,7 @@ ReconstructionSession::SenseSystem ReconstructionSession::senseSystem(const Solv
     return system;
 }
 
-double ReconstructionSession::senseLambdaScale(const CoilMaps& maps) {
+double ReconstructionSession::senseLambdaScale(const CoilMaps& maps, DataWeighting weighting) {
     const std::size_t voxels = dataset().grid.voxels();
     if (maps.coils < 1 || maps.maps.size() != std::size_t(maps.coils) * voxels)
         throw InputError("SENSE: the coil maps (" + maps.source + ") do not match the grid " + dataset().grid.describe());
@@ -146,7 +163,7 @@ double ReconstructionSession::senseLambdaScale(const CoilMaps& maps) {
             ++inside;
         }
     if (inside == 0) throw InputError("SENSE: the coil maps (" + maps.source + ") are zero everywhere");
-    return lambdaScale() * sum / double(inside);
+    return lambdaScale(weighting) * sum / double(inside);
 }
 
 void setSenseImage(SolveResult& result, ComplexArray complex_image) {
@@ -165,7 +182,8 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     result.method = "sense " + methodName(m);
     result.coil_combination = "sense";
     result.lambda = opts.lambda;
-    result.lambda_scale = lambdaScale();
+    if (opts.weighting == DataWeighting::Density) densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights));
+    result.lambda_scale = lambdaScale(opts.weighting);
     const double penalty_weight = opts.lambda * result.lambda_scale;
     if (!std::isfinite(penalty_weight))
         throw InputError("lambda * s overflows: lambda = " + std::to_string(opts.lambda) + " is too large");
@@ -173,7 +191,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     // The penalty term is built when lambda > 0 and then stays (a lambda change sets its weight).
     const bool with_penalty = opts.lambda > 0;
     const PreconditionerKind pk = resolvePreconditioner(opts.preconditioner, backend_->info(), opts.regularizer, true);
-    const std::string key = "sense | " + result.method + " | " + toString(opts.regularizer) + " | " + senseMapsKey(opts) +
+    const std::string key = "sense | " + result.method + " | " + toString(opts.weighting) + " | " + toString(opts.regularizer) + " | " + senseMapsKey(opts) +
                             (with_penalty ? " | penalty" : "") + " | preconditioner " + toString(pk);
     const bool continue_resident = opts.warm_start && resident_.cg && resident_.key == key;
     if (!continue_resident) {
@@ -194,12 +212,14 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
             cg->setPreconditioner(sensePreconditioner(opts, with_penalty, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         }
         if (warm && warm->size() == d.grid.voxels()) cg->setInitial(*warm);
+        recycle(*cg, opts.kept_directions);
         resident_ = {key, std::move(cg), 0};
         sense_split_ = std::dynamic_pointer_cast<DistributedStack>(std::const_pointer_cast<LinearOperator>(encoding));
     } else {
         // M^{-1} depends on the weight: rebuilt from the cached eigenvalues, set in the same restart.
         if (resident_.cg->terms() > 1)
-            resident_.cg->setWeight(1, penalty_weight, sensePreconditioner(opts, true, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
+            changePenaltyWeight(*resident_.cg, opts, penalty_weight,
+                                sensePreconditioner(opts, true, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         result.warm_started = true;
     }
 

@@ -5,9 +5,10 @@
 // SENSE (coil_combination sense): the same solvers over E (SenseSystem: its normal sum_c S_c^H T S_c)
 // and E^H d, one solve for all coils, s with the maps' energy (senseLambdaScale), ADMM's circulant
 // corrected by the maps' energy (SensePreconditioner), FISTA's step from ||E^H E|| (docs/SENSE.md).
-// Density-weighted (SolveOptions::weighting, single images): the data term ||D^{1/2} (F x - d)||^2,
+// Density-weighted (SolveOptions::weighting): the data term ||D^{1/2} (F x - d)||^2,
 // i.e. F^H D F, F^H D d and s_D = Q_D(0) as the quadratic weighted CG forms them (fourierOperator,
-// weightedAdjoint, lambdaScale), and so FISTA's ||F^H D F|| and ADMM's circulant of Q_D (docs/SPARSE.md).
+// weightedAdjoint, lambdaScale), and so FISTA's ||F^H D F|| and ADMM's circulant of Q_D (docs/SPARSE.md);
+// SENSE: the weighted SenseSystem (E_D, E_D^H D^{1/2} d) and s_D in senseLambdaScale (docs/SENSE.md).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -134,7 +135,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     const FourierMethod m = resolve(opts.method);
     // SENSE: one solve over all coils, E in F's place (its normal sum_c S_c^H T S_c) and E^H d in F^H d's.
     const bool sense = d.coils > 1 && opts.coil_combination == CoilCombination::Sense;
-    const bool weighted = opts.weighting == DataWeighting::Density;  // not with SENSE (solveHere refuses it)
+    const bool weighted = opts.weighting == DataWeighting::Density;
     const std::vector<double>* weights =
         weighted ? &densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights)) : nullptr;
     const int solves = sense ? 1 : d.coils;
@@ -143,7 +144,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     const std::string model = result.method + (weighted ? " | density-weighted" : "");  // what F^H F (or F^H D F) is cached under
     result.lambda = priors.front().lambda;
     result.lambda_scale =
-        sense ? senseLambdaScale(coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData))) : lambdaScale(opts.weighting);
+        sense ? senseLambdaScale(coilMaps(opts.coil_maps, monitor.progress(Phase::AdjointData)), opts.weighting) : lambdaScale(opts.weighting);
     if (sense) result.coil_combination = "sense";
 
     LinearOperatorPtr fourier = sense ? nullptr : fourierOperator(m, monitor.progress(Phase::ToeplitzKernel), opts.weighting);

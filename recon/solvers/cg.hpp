@@ -289,6 +289,9 @@ public:
         if (forms_pending_) formStats();
         return stats_;
     }
+    // The step count and relative residual alone: no inner products formed.
+    int iteration() const { return stats_.iteration; }
+    double residual() const { return stats_.residual; }
     const Vector& solution() const { return x_; }
     Space& space() { return space_; }
 

@@ -89,6 +89,13 @@ IterationRecord NormalEquationsCg::record() const {
     return r;
 }
 
+IterationRecord NormalEquationsCg::progressRecord() const {
+    IterationRecord r;
+    r.iteration = impl_->cg->iteration();
+    r.residual = impl_->cg->residual();
+    return r;
+}
+
 void NormalEquationsCg::image(ComplexArray& out) const { space_.download(impl_->cg->solution(), out); }
 const Vector& NormalEquationsCg::solution() const { return impl_->cg->solution(); }
 

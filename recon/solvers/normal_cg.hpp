@@ -30,6 +30,7 @@ public:
 
     bool step() override;
     IterationRecord record() const override;
+    IterationRecord progressRecord() const override;
     void image(ComplexArray& out) const override;
 
     const Vector& solution() const;

@@ -64,7 +64,7 @@ RunResult runIterations(IterativeAlgorithm& alg, const RunOptions& opts, Monitor
              "for the working precision, or NaN in the input)";
         throw NumericalError(s.str());
     }
-    bool snapshot_current = false;
+    bool snapshot_current = false, last_complete = true;
     for (int it = 1; it <= opts.iterations; ++it) {
         if (monitor.cancelRequested()) {
             result.reason = StopReason::Cancelled;
@@ -74,7 +74,11 @@ RunResult runIterations(IterativeAlgorithm& alg, const RunOptions& opts, Monitor
             result.reason = StopReason::NothingLeft;
             break;
         }
-        IterationRecord rec = alg.record();
+        IterationRecord rec = opts.record_costs ? alg.record() : alg.progressRecord();
+        const bool converged = opts.tolerance > 0 && rec.residual < opts.tolerance;
+        const bool last = it == opts.iterations || converged;
+        if (last && !opts.record_costs) rec = alg.record();
+        last_complete = opts.record_costs || last;
         rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         if (!finite(rec)) {
             std::ostringstream s;
@@ -83,8 +87,6 @@ RunResult runIterations(IterativeAlgorithm& alg, const RunOptions& opts, Monitor
             throw NumericalError(s.str());
         }
         result.history.push_back(rec);
-        const bool converged = opts.tolerance > 0 && rec.residual < opts.tolerance;
-        const bool last = it == opts.iterations || converged;
         if (converged) result.reason = StopReason::Converged;
         const bool snap = last || (opts.snapshot_every > 0 && it % opts.snapshot_every == 0);
         if (snap) alg.image(result.image);  // the same host array each time: no fresh pages to fault in
@@ -92,6 +94,12 @@ RunResult runIterations(IterativeAlgorithm& alg, const RunOptions& opts, Monitor
         monitor.phase(Phase::Iterating, opts.iterations > 0 ? double(it) / opts.iterations : 1.0);
         monitor.iteration(coil, rec, snap ? &result.image : nullptr);
         if (last) break;
+    }
+    if (!last_complete && !result.history.empty()) {  // stopped early (nothing left, cancelled): the last record whole
+        IterationRecord& back = result.history.back();
+        const double seconds = back.seconds;
+        back = alg.record();
+        back.seconds = seconds;
     }
     if (!snapshot_current) alg.image(result.image);
     result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -19,6 +19,9 @@ public:
     virtual ~IterativeAlgorithm() = default;
     virtual bool step() = 0;
     virtual IterationRecord record() const = 0;       // after the last step (iteration 0: the start)
+    // The iteration and residual alone, where the rest of the record costs a pass over the vectors
+    // (CG's inner products with the iterate); by default the whole record.
+    virtual IterationRecord progressRecord() const { return record(); }
     virtual void image(ComplexArray& out) const = 0;  // the current iterate, to host
 };
 
@@ -26,6 +29,9 @@ struct RunOptions {
     int iterations = 60;      // the step budget of this run
     double tolerance = 0;     // stop when the relative residual falls below (0: use the whole budget)
     int snapshot_every = 5;   // snapshots to the monitor every k iterations (0: the last only)
+    // Every record with the cost terms and the error (the GUI's live plot, a saved history); false:
+    // the records before the last carry the iteration, residual and time only (progressRecord).
+    bool record_costs = true;
 };
 
 enum class StopReason { Budget, Converged, NothingLeft, Cancelled };

@@ -18,8 +18,10 @@
 #
 # usage: sense.sh [--cli PATH] [--dims 2|3] [--n N] [--spokes S] [--coils C] [--noise VAR]
 #                 [--iterations 60] [--pics-lambdas "bart..."] [--lambdas "ours..."] [--repeat 3]
-#                 [--fewer "5 10 15 20 30 40"] [--timed "tikhonov sos"] [--work DIR]
-#                 (SENSE_HEADER=0: no table header)
+#                 [--fewer "5 10 15 20 30 40"] [--timed "tikhonov sos"] [--data-weighting uniform|density]
+#                 [--work DIR] (SENSE_HEADER=0: no table header)
+# --data-weighting: the data term of all our rows (`recon --data-weighting`): density solves
+#          min ||D^{1/2} (E x - d)||^2 + ... with gridding's density weights D (docs/SENSE.md); BART's rows as ever.
 # --fewer: also our SENSE fd at the fewest of these iteration counts that reaches BART's best PSNR.
 # --timed: which of our rows besides SENSE fd are timed (BART's two always are; rows left out
 #          show "-"): a 3D run's maps take minutes per process on two cores.
@@ -37,7 +39,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
 dims=2 n=128 spokes=64 coils=8 noise=0 iterations=60 repeat=3 fewer="5 10 15 20 30 40" timed_rows="tikhonov sos"
 sparse="" sparse_iterations=200 pics_sparse_iterations=300
-sparse_lambdas="" pics_sparse_lambdas="0.0001 0.0003 0.001 0.003 0.01"
+sparse_lambdas="" pics_sparse_lambdas="0.0001 0.0003 0.001 0.003 0.01" weighting=uniform
 pics_lambdas="0 0.0001 0.0003 0.001 0.003 0.01 0.03 0.1 0.3 1"
 ours_lambdas=""  # default: pics' grid in our units
 cli=${RECONSTUDIO_CLI:-reconstudio-cli}
@@ -61,11 +63,14 @@ while [[ $# -gt 0 ]]; do
         --pics-sparse-iterations) pics_sparse_iterations=$2; shift 2 ;;
         --sparse-lambdas) sparse_lambdas=$2; shift 2 ;;
         --pics-sparse-lambdas) pics_sparse_lambdas=$2; shift 2 ;;
+        --data-weighting) weighting=$2; shift 2 ;;
         --work) work=$2; mkdir -p "$work"; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
 if [[ $dims != 2 && $dims != 3 ]]; then echo "--dims must be 2 or 3, got $dims" >&2; exit 2; fi
+if [[ $weighting != uniform && $weighting != density ]]; then echo "--data-weighting takes uniform or density, got $weighting" >&2; exit 2; fi
+ours_label=""; if [[ $weighting == density ]]; then ours_label=", density-weighted data term"; fi
 for p in $sparse; do
     if [[ $p != tv && $p != wavelet ]]; then echo "--sparse takes tv and wavelet, got $p" >&2; exit 2; fi
 done
@@ -91,7 +96,7 @@ label="$kind, ${n}^${dims}, $spokes spokes x $n, $coils coils, noise variance $n
 # --- quality: best lambda of each sweep -----------------------------------------
 ours_run() {  # ours_run OPTIONS... -> the report's JSON
     "$cli" recon --trajectory traj --kspace ksp_model --truth truth --basis point --quiet --only iterative \
-        --iterations "${run_iterations:-$iterations}" --output ours.cfl --report report.json "$@" >/dev/null 2>&1
+        --iterations "${run_iterations:-$iterations}" --data-weighting "$weighting" --output ours.cfl --report report.json "$@" >/dev/null 2>&1
     cat report.json
 }
 best_ours() {  # best_ours OPTIONS... -> "psnr error lambda"
@@ -186,7 +191,8 @@ timed() {  # timed NAME COMMAND... : appends "wall cpu" to NAME.times
 }
 ours_cmd() {  # ours_cmd REGULARIZER LAMBDA COMBINE [ITERATIONS]
     echo "$cli" recon --trajectory traj --kspace ksp_model --basis point --quiet --only iterative \
-        --iterations "${4:-$iterations}" --coil-combine "$3" --coil-maps espirit --regularizer "$1" --lambda "$2" --output timed.cfl
+        --iterations "${4:-$iterations}" --data-weighting "$weighting" --coil-combine "$3" --coil-maps espirit --regularizer "$1" \
+        --lambda "$2" --output timed.cfl
 }
 rm -f ./*.times
 set -- $sense_tik; l_tik=$3
@@ -218,7 +224,8 @@ row() {  # row METHOD "psnr error lambda" TIMES|-
     local cpu="-" wall="-"
     if [[ $3 != - && -s $3.times ]]; then cpu=$(median "$3" 2); wall=$(median "$3" 1); fi
     set -- "$1" $2 "$cpu" "$wall"
-    printf '| %s | %s | %.4g | %.2f | %.2f | %s | %s |\n' "$label" "$1" "$4" "$2" "$3" "$5" "$6"
+    local method=$1; if [[ $method == ReconStudio* ]]; then method+=$ours_label; fi
+    printf '| %s | %s | %.4g | %.2f | %.2f | %s | %s |\n' "$label" "$method" "$4" "$2" "$3" "$5" "$6"
 }
 row "ReconStudio SENSE, our ESPIRiT maps, fd (x s)" "$sense_fd" ours_sense_fd
 row "ReconStudio SENSE, our ESPIRiT maps, Tikhonov (x s)" "$sense_tik" ours_sense_tik

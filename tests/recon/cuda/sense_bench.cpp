@@ -1,5 +1,6 @@
 // Where the time of one SENSE reconstruction goes (issue 14's speed targets; not a test: prints figures).
 //   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps] [--demo NAME] [--preconditioner-only]
+//               [--data-weighting density] [--lambda-change-only]
 // The reference paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), smooth
 // synthetic coil maps, data from the backend's NUFFT plus a correlated noise scan; data on the host
 // in, image on the host out, in a warm process (one untimed run first, as a workstation that has
@@ -14,8 +15,11 @@
 //   batched) and the λ change to convergence (its definition printed: PSNR against the truth by iteration).
 // Then the preconditioner's rows (plain CG against SENSE's preconditioner: residuals and PSNR by
 // iteration, iterations to plain CG's PSNR and to a converged image, cold and after a λ change, timed).
-// --preconditioner-only: those rows alone; --demo NAME: those rows on a demo case with its ESPIRiT maps.
+// --preconditioner-only: those rows alone (--lambda-change-only: of them the long solves and the λ change
+// to 1 % of their image); --demo NAME: those rows on a demo case with its ESPIRiT maps.
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
+// --data-weighting density: the whole rows alone (from the pool), each uniform and then with the density-weighted
+// data term (its weights a stage of their own, "D"), in turns.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -96,10 +100,11 @@ struct Row {
 };
 
 Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps, int iterations,
-        PreconditionerKind pk) {
+        PreconditionerKind pk, DataWeighting weighting = DataWeighting::Uniform) {
     Row row;
     SolveOptions o;
     o.preconditioner = pk;
+    o.weighting = weighting;
     o.iterations = iterations;
     o.lambda = 0.02;
     o.snapshot_every = 0;
@@ -117,10 +122,13 @@ Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>&
     row.t["prewhiten"] = since(t0);
     session.setCoilMaps(std::move(given));
     t0 = Clock::now();
-    session.toeplitz(o.method);
+    if (weighting == DataWeighting::Density) session.densityWeights(session.weightingDensityMethod());
+    row.t["D"] = since(t0);
+    t0 = Clock::now();
+    session.toeplitz(o.method, {}, weighting);
     row.t["Q"] = since(t0);
     t0 = Clock::now();
-    session.coilAdjoints(o.method);
+    session.coilAdjoints(o.method, {}, weighting);
     row.t["F^H d"] = since(t0);
     t0 = Clock::now();
     session.regularizerOperator(o);
@@ -151,13 +159,19 @@ double magnitudePsnr(const ComplexArray& x, const ComplexArray& truth) {
 }
 
 // A monitor that keeps each iterate's PSNR against the truth (magnitudes; snapshots every iteration).
+// ||x - ref|| / ||ref|| (complex images).
+double relativeDistance(const ComplexArray& x, const ComplexArray& ref) { return measureQuality(x, ref, false).error_percent / 100; }
+
+// With a reference image, also relativeDistance to it.
 struct PsnrMonitor final : Monitor {
     const ComplexArray* truth = nullptr;
-    std::vector<double> psnr, residual;
+    const ComplexArray* reference = nullptr;
+    std::vector<double> psnr, residual, distance;
     void iteration(int, const IterationRecord& r, const ComplexArray* snapshot) override {
         if (!snapshot) return;
         psnr.push_back(magnitudePsnr(*snapshot, *truth));
         residual.push_back(r.residual);
+        if (reference) distance.push_back(relativeDistance(*snapshot, *reference));
     }
 };
 
@@ -172,7 +186,7 @@ struct Curve {
     std::vector<double> psnr;
 };
 void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps,
-                        const std::string& maps_source, int iterations, int repeats) {
+                        const std::string& maps_source, int iterations, int repeats, bool lambda_change_only = false) {
     const double lambda0 = 0.02, lambda1 = 0.05;
     auto session = [&](ReconstructionSession& s) {
         s.setDataset(data);
@@ -217,17 +231,20 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
         return std::size_t(0);
     };
     double reference[2];
+    ComplexArray reference_image[2];
     for (int i = 0; i < 2; ++i) {
         ReconstructionSession s(b);
         session(s);
         const SolveResult r = s.solve(options(PreconditionerKind::Circulant, i ? lambda1 : lambda0, 8 * iterations));
         std::printf("  long solve %d: relative residual %.2e\n", i, r.history.back().residual);
         reference[i] = magnitudePsnr(r.complex_image, data->truth);
+        reference_image[i] = r.complex_image;
     }
     double plain_budget = 0;
     std::printf("preconditioner (%s maps): long solves (circulant, %d its from zero) PSNR %.2f dB at lambda %.2f, %.2f dB at %.2f\n",
                 maps_source.c_str(), 8 * iterations, reference[0], lambda0, reference[1], lambda1);
     for (PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
+        if (lambda_change_only) break;
         std::vector<double> cold, warm;
         {
             ReconstructionSession s(b);
@@ -275,6 +292,60 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
             auto seconds = [](double t) { return t < 0 ? std::string("- (not reached)") : std::to_string(t) + " s"; };
             std::printf(" | whole to plain's PSNR %s, to converged %s, lambda change to converged %s", seconds(whole_budget).c_str(),
                         seconds(whole).c_str(), seconds(change).c_str());
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+    // The lambda change by the image itself (issue 14: a converged image): iterations until
+    // ||x - x_ref|| <= 1 % of ||x_ref||, x_ref the long solve at the new lambda, after a budget-iteration
+    // cold solve at lambda0: the first change to lambda1, then back; recycled (kept_directions 0, the
+    // default: x, x_c) against the plain restart (-1); then each change timed alone to that count.
+    constexpr double kClose = 1e-2;
+    std::printf("  lambda change to %g of the long solve's image (circulant; ref distance %.3g):\n", kClose,
+                relativeDistance(reference_image[1], reference_image[0]));
+    for (const int kept : {0, -1}) {
+        auto change = [&](ReconstructionSession& s, int to, int cap, PsnrMonitor* monitor) {
+            SolveOptions o = options(PreconditionerKind::Circulant, to ? lambda1 : lambda0, cap);
+            o.warm_start = true;
+            o.kept_directions = kept;
+            o.snapshot_every = monitor ? 1 : 0;
+            Monitor none;
+            s.solve(o, monitor ? static_cast<Monitor&>(*monitor) : none);
+        };
+        std::size_t its[2] = {0, 0};
+        {
+            ReconstructionSession s(b);
+            session(s);
+            SolveOptions o = options(PreconditionerKind::Circulant, lambda0, iterations);
+            o.kept_directions = kept;
+            s.solve(o);
+            for (const int to : {1, 0}) {
+                PsnrMonitor m;
+                m.truth = &data->truth;
+                m.reference = &reference_image[to];
+                change(s, to, 4 * iterations, &m);
+                for (std::size_t i = 0; i < m.distance.size() && !its[1 - to]; ++i)
+                    if (m.distance[i] <= kClose) its[1 - to] = i + 1;
+                std::printf("    kept %2d, lambda -> %.2f: distance", kept, to ? lambda1 : lambda0);
+                for (std::size_t i : {1, 2, 3, 5, 10, 20, 40})
+                    if (i <= m.distance.size()) std::printf(" %zu:%.2e", i, m.distance[i - 1]);
+                std::printf(" | to %g at its %zu\n", kClose, its[1 - to]);
+            }
+        }
+        std::printf("    kept %2d timed: first change (%zu its), back (%zu its):", kept, its[0], its[1]);
+        for (int r = 0; r < repeats; ++r) {
+            if (!its[0] || !its[1]) break;
+            ReconstructionSession s(b);
+            session(s);
+            SolveOptions o = options(PreconditionerKind::Circulant, lambda0, iterations);
+            o.kept_directions = kept;
+            s.solve(o);
+            auto t0 = Clock::now();
+            change(s, 1, int(its[0]), nullptr);
+            const double first = since(t0);
+            t0 = Clock::now();
+            change(s, 0, int(its[1]), nullptr);
+            std::printf(" | %.4f s, %.4f s", first, since(t0));
         }
         std::printf("\n");
         std::fflush(stdout);
@@ -389,6 +460,8 @@ int main(int argc, char** argv) {
         int n = 128, coils = 8, iterations = 60, repeats = 3;
         bool cpu = false, maps = true;
         bool preconditioner_only = false;  // only the preconditioner's rows
+        bool lambda_change_only = false;   // of those, only the lambda change to 1 % of the long solve's image
+        bool weighted_rows = false;        // only the whole rows, uniform and density-weighted
         std::string demo;  // a demo case instead (its ESPIRiT maps): the preconditioner's rows only
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -404,7 +477,9 @@ int main(int argc, char** argv) {
             else if (a == "--no-maps") maps = false;
             else if (a == "--demo" && i + 1 < argc) demo = argv[++i];
             else if (a == "--preconditioner-only") preconditioner_only = true;
-            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only)");
+            else if (a == "--lambda-change-only") preconditioner_only = lambda_change_only = true;
+            else if (a == "--data-weighting" && i + 1 < argc) weighted_rows = parseDataWeighting(argv[++i]) == DataWeighting::Density;
+            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only, --data-weighting W)");
         }
         std::shared_ptr<Backend> b;
         if (cpu) {
@@ -424,7 +499,7 @@ int main(int argc, char** argv) {
             const CoilMaps espirit = s.coilMaps(CoilMapMethod::Espirit);
             std::printf("%s; SENSE on %s (%s, %d coils, M = %zu per coil), %d CG iterations\n", b->info().describe().c_str(), demo.c_str(),
                         data->grid.describe().c_str(), data->coils, data->samples(), iterations);
-            preconditionerRows(b, data, espirit.maps, "ESPIRiT", iterations, repeats);
+            preconditionerRows(b, data, espirit.maps, "ESPIRiT", iterations, repeats, lambda_change_only);
             return 0;
         }
         ComplexArray truth_maps;
@@ -443,10 +518,24 @@ int main(int argc, char** argv) {
         ComplexArray whitened_maps = truth_maps;
         prewhiten(whitened_maps, coils, noiseCovariance(data->noise, coils));
         if (preconditioner_only) {
-            preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats);
+            preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats, lambda_change_only);
             return 0;
         }
         run(b, data, truth_maps, iterations, PreconditionerKind::Circulant);  // warm-up: plans, cuFFT, the tuning cache
+        if (weighted_rows) {
+            run(b, data, truth_maps, iterations, PreconditionerKind::Circulant, DataWeighting::Density);  // its warm-up
+            for (int r = 0; r < 2 * repeats; ++r) {
+                const DataWeighting w = r % 2 ? DataWeighting::Density : DataWeighting::Uniform;
+                const Row row = run(b, data, truth_maps, iterations, PreconditionerKind::Circulant, w);
+                std::printf("%-8s whole %.3f s = prewhiten %.3f + D %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it)"
+                            " | lambda change (%d its) %.3f s, (%d its) %.3f s\n",
+                            toString(w).c_str(), row.t.at("whole"), row.t.at("prewhiten"), row.t.at("D"), row.t.at("Q"), row.t.at("F^H d"),
+                            row.t.at("W"), row.t.at("solve"), row.solve.seconds, 1e3 * row.solve.seconds / iterations, iterations,
+                            row.t.at("lambda change"), std::max(1, iterations / 3), row.t.at("lambda change short"));
+                std::fflush(stdout);
+            }
+            return 0;
+        }
         // Before the stream-ordered pool (every buffer through cudaMalloc and cudaFree), then with it.
         for (int r = 0; r < 4 * repeats; ++r) {
             if (!cpu) cuda::setStreamOrderedAllocation(r >= 2 * repeats);

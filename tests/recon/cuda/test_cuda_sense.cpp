@@ -41,7 +41,7 @@ TEST(CudaSense, EightCoilSolveMatchesTheCpu) {
 
 // The preconditioned SENSE solve gives the CPU's image on the GPU: the maps' energy, D, the
 // inside/outside split and the circulant all made on the device; and a warm lambda change (M^{-1}
-// rebuilt there) too.
+// rebuilt there) too; and both with the density-weighted data term.
 TEST(CudaSense, PreconditionedSolveMatchesTheCpu) {
     const auto data = simulate(demoCase("radial-2d-8coil"));
     SolveOptions o;
@@ -69,6 +69,19 @@ TEST(CudaSense, PreconditionedSolveMatchesTheCpu) {
     o.preconditioner = PreconditionerKind::None;
     const SolveResult plain = dev.solve(o);
     EXPECT_LT(b.history.back().residual, plain.history.back().residual);
+    // Density-weighted (D^{1/2} F, the one weighted kernel T_D, F^H D d and the weighted circulant made
+    // on each backend): the same image, cold and after a warm lambda change.
+    o.weighting = DataWeighting::Density;
+    o.preconditioner = PreconditionerKind::Circulant;
+    const SolveResult da = cpu.solve(o), db = dev.solve(o);
+    EXPECT_LT(relativeError(db.image, da.image), 2e-3);
+    EXPECT_NEAR(db.lambda_scale, da.lambda_scale, 1e-5 * da.lambda_scale);
+    o.lambda = 0.02;
+    o.warm_start = true;
+    o.iterations = 5;
+    const SolveResult dwa = cpu.solve(o), dwb = dev.solve(o);
+    ASSERT_TRUE(dwa.warm_started && dwb.warm_started);
+    EXPECT_LT(relativeError(dwb.image, dwa.image), 2e-3);
 }
 
 // ESPIRiT's calibration matrix's right singular vectors on the device (cuBLAS + cuSOLVER,

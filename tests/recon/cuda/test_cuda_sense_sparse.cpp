@@ -38,6 +38,13 @@ TEST(CudaSenseSparse, TotalVariationAndWaveletSolvesMatchTheCpu) {
         const Quality qa = measureQuality(a.image, data->truth, false), qb = measureQuality(b.image, data->truth, false);
         EXPECT_NEAR(qb.psnr_db, qa.psnr_db, 0.05) << toString(kind);
     }
+    // TV with the density-weighted data term (E_D's normal through the one weighted kernel on each backend).
+    o.regularizer = RegularizerKind::TotalVariation;
+    o.weighting = DataWeighting::Density;
+    const SolveResult da = cpu.solve(o), db = dev.solve(o);
+    EXPECT_LT(relativeError(db.image, da.image), 2e-3);
+    EXPECT_NEAR(db.history.back().cost(), da.history.back().cost(), 2e-3 * da.history.back().cost());
+    o.weighting = DataWeighting::Uniform;
     // A warm lambda change continues the resident solve on both.
     o.regularizer = RegularizerKind::TotalVariation;
     o.lambda = 0.6;

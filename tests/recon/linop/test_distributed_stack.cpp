@@ -113,29 +113,35 @@ TEST(DistributedStack, ToeplitzCopyOnAnotherBackendHasTheSameProducts) {
     EXPECT_LT(relativeError(copy->q(), kernel->q()), 1e-6);
 }
 
+// Both data terms: density-weighted, each device holds D^{1/2} F and its copy of the weighted kernel.
 TEST(DistributedStack, SessionSenseSolveIsTheSameOnOneToFourDevices) {
     const auto data = simulate(demoCase("radial-2d-8coil"));
-    SolveOptions o;
-    o.iterations = 12;
-    o.lambda = 0.05;
-    o.coil_combination = CoilCombination::Sense;
-    std::shared_ptr<Backend> home = createCpuBackend(Precision::Single);
-    ReconstructionSession reference(home);
-    reference.setDataset(data);
-    const SolveResult a = reference.solve(o);
-    EXPECT_EQ(a.devices, 1);
-    for (int n = 1; n <= 4; ++n) {
-        ReconstructionSession split(home);
-        split.setDataset(data);
-        split.setCoilMaps(reference.coilMaps());
-        std::vector<SplitDevice> devices{{home, "CPU 0"}};
-        for (int i = 1; i < n; ++i) devices.push_back({createCpuBackend(Precision::Single, 1), "CPU " + std::to_string(i)});
-        split.setSenseDevices(devices);
-        const SolveResult b = split.solve(o);
-        EXPECT_EQ(b.devices, n);
-        ASSERT_EQ(b.complex_image.size(), a.complex_image.size());
-        EXPECT_LT(relativeError(b.complex_image, a.complex_image), 1e-4) << n << " devices";
-        if (n > 1) EXPECT_GT(b.communication_seconds, 0) << n << " devices";
+    // Density-weighted too: each device holds D^{1/2} F and its copy of the one weighted kernel.
+    for (const DataWeighting weighting : {DataWeighting::Uniform, DataWeighting::Density}) {
+        SolveOptions o;
+        o.iterations = 12;
+        o.lambda = 0.05;
+        o.coil_combination = CoilCombination::Sense;
+        o.weighting = weighting;
+        std::shared_ptr<Backend> home = createCpuBackend(Precision::Single);
+        ReconstructionSession reference(home);
+        reference.setDataset(data);
+        const SolveResult a = reference.solve(o);
+        EXPECT_EQ(a.devices, 1);
+        const std::vector<int> counts = weighting == DataWeighting::Uniform ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{3};
+        for (int n : counts) {
+            ReconstructionSession split(home);
+            split.setDataset(data);
+            split.setCoilMaps(reference.coilMaps());
+            std::vector<SplitDevice> devices{{home, "CPU 0"}};
+            for (int i = 1; i < n; ++i) devices.push_back({createCpuBackend(Precision::Single, 1), "CPU " + std::to_string(i)});
+            split.setSenseDevices(devices);
+            const SolveResult b = split.solve(o);
+            EXPECT_EQ(b.devices, n);
+            ASSERT_EQ(b.complex_image.size(), a.complex_image.size());
+            EXPECT_LT(relativeError(b.complex_image, a.complex_image), 1e-4) << n << " devices, " << toString(weighting);
+            if (n > 1) EXPECT_GT(b.communication_seconds, 0) << n << " devices";
+        }
     }
 }
 

@@ -191,6 +191,40 @@ TEST(Runner, CancelKeepsTheLastCompleteIterate) {
     EXPECT_EQ(r.image, now);
 }
 
+// record_costs false: the same iterates and residuals, the records before the last without the
+// cost terms, the last (the budget's end, a cancel) the whole record as with costs.
+TEST(Runner, WithoutCostsOnlyTheLastRecordHasThem) {
+    auto b = createCpuBackend(Precision::Double);
+    const ComplexArray rhs = randomComplex(40, 6);
+    RunOptions o;
+    o.iterations = 12;
+    Monitor quiet;
+    auto with = smallSolve(*b, rhs), without = smallSolve(*b, rhs);
+    const RunResult a = runIterations(*with, o, quiet);
+    o.record_costs = false;
+    const RunResult r = runIterations(*without, o, quiet);
+    EXPECT_EQ(r.image, a.image);
+    ASSERT_EQ(r.history.size(), a.history.size());
+    for (std::size_t i = 0; i < r.history.size(); ++i) {
+        EXPECT_EQ(r.history[i].iteration, a.history[i].iteration);
+        EXPECT_EQ(r.history[i].residual, a.history[i].residual) << "iteration " << i + 1;
+        EXPECT_GT(a.history[i].data_term + a.history[i].penalty_term, 0.0);
+        if (i + 1 < r.history.size()) EXPECT_EQ(r.history[i].cost(), 0.0) << "iteration " << i + 1;
+    }
+    EXPECT_EQ(r.history.back().data_term, a.history.back().data_term);
+    EXPECT_EQ(r.history.back().penalty_term, a.history.back().penalty_term);
+    // Cancelled after 4 of 30: the 4th record is whole.
+    auto cancelled = smallSolve(*b, rhs);
+    std::atomic<bool> cancel{false};
+    CountingMonitor m(&cancel, 4);
+    o.iterations = 30;
+    const RunResult c = runIterations(*cancelled, o, m);
+    ASSERT_EQ(c.history.size(), 4u);
+    EXPECT_EQ(c.history.back().data_term, a.history[3].data_term);
+    EXPECT_EQ(c.history.back().penalty_term, a.history[3].penalty_term);
+    EXPECT_GT(c.history.back().seconds, 0.0);
+}
+
 TEST(Runner, StopsAtTheToleranceAndSaysSo) {
     auto b = createCpuBackend(Precision::Double);
     auto cg = smallSolve(*b, randomComplex(30, 3));

@@ -110,9 +110,9 @@ void checkGrid(const Grid& g, int tile_columns, double tolerance, bool brute) {
 }
 
 // 2D grids up to kSerialGridBytes run on one thread (rows, transposed columns), larger ones in
-// parallel (slabs, tiles): 100 x 90 is larger in both precisions.
+// parallel (slabs, tiles): 100 x 90 and 101 x 91 are larger in both precisions.
 TEST(PaddedConvolution, EqualsTheFullProduct2D) {
-    for (Grid g : {Grid::make2D(7, 6), Grid::make2D(16, 16), Grid::make2D(37, 21), Grid::make2D(100, 90)})
+    for (Grid g : {Grid::make2D(7, 6), Grid::make2D(16, 16), Grid::make2D(37, 21), Grid::make2D(100, 90), Grid::make2D(101, 91)})
         for (int tiles : {0, 3, 8}) {
             checkGrid<double>(g, tiles, 1e-13, g.voxels() < 1000);
             checkGrid<float>(g, tiles, 2e-6, g.voxels() < 1000);
@@ -126,6 +126,29 @@ TEST(PaddedConvolution, EqualsTheFullProduct3D) {
             checkGrid<float>(g, tiles, 2e-6, g.voxels() < 400);
         }
     checkGrid<float>(Grid::cube(3, 32), 0, 2e-6, false);  // several tiles of the default width
+}
+
+// A product made for one thread and run with three (each thread's tile and slab buffers made
+// on first use), and one made for three run with one, against the full product.
+TEST(PaddedConvolution, ThreadsOtherThanAtPlanning) {
+    const int before = omp_get_max_threads();
+    for (Grid g : {Grid::make2D(101, 91), Grid::make3D(13, 10, 9)})
+        for (auto [planned, run] : {std::pair{1, 3}, std::pair{3, 1}}) {
+            const Grid big = g.doubled();
+            std::vector<float> spectrum(big.voxels());
+            const ComplexArray values = randomComplex(big.voxels(), 21);
+            for (std::size_t i = 0; i < spectrum.size(); ++i) spectrum[i] = float(values[i].real());
+            omp_set_num_threads(planned);
+            PaddedConvolution<float> product(g, spectrum, 5);
+            omp_set_num_threads(run);
+            const ComplexArray x = randomComplex(g.voxels(), 22);
+            const std::vector<std::complex<float>> xt = toPrecision<float>(x);
+            std::vector<std::complex<float>> y(g.voxels());
+            product.apply(xt.data(), y.data());
+            omp_set_num_threads(before);
+            EXPECT_LT(relativeError(toDouble(y), fullProduct<float>(g, spectrum, x)), 2e-6)
+                << g.describe() << ", planned with " << planned << " threads, run with " << run;
+        }
 }
 
 // SENSE's normal with one kernel, applyCoilSum (map products fused into the padding and the

@@ -796,3 +796,46 @@ TEST(CoilMaps, GramProjectionRejectsZeroOrNonFiniteMatricesAndHandlesTheSmallest
             diff = std::max(diff, std::abs(projection[std::size_t(j * n + i)] - v[std::size_t(i)] * std::conj(v[std::size_t(j)]) / len2));
     EXPECT_LT(diff, 1e-12);
 }
+
+// A SENSE lambda change goes through the single-coil path's recycling (changePenaltyWeight): there and
+// back it ends at the cold solves' images, and the change back to a converged lambda finds that image
+// again (x_c in the Galerkin basis) where a plain restart (kept_directions = -1) iterates again.
+TEST(Sense, RecycledLambdaChangesEndAtTheColdSolutionsAndAChangeBackIsImmediate) {
+    const CaseSpec spec = smallMultiCoil(24);
+    auto data = simulate(spec);
+    auto backend = std::shared_ptr<Backend>(createCpuBackend(Precision::Double));
+    SolveOptions o;
+    o.coil_combination = CoilCombination::Sense;
+    o.regularizer = RegularizerKind::FiniteDifference;
+    o.iterations = 500;
+    o.tolerance = 1e-12;
+    const double lambdas[2] = {spec.lambda, 4 * spec.lambda};
+    ComplexArray cold[2];
+    for (int k = 0; k < 2; ++k) {
+        ReconstructionSession s(backend);
+        s.setDataset(data);
+        o.lambda = lambdas[k];
+        cold[k] = s.solve(o).complex_image;
+    }
+    ASSERT_GT(relativeError(cold[1], cold[0]), 1e-2);  // the change moves the image
+    std::size_t back_iterations[2] = {0, 0};
+    for (const int kept : {0, -1}) {
+        ReconstructionSession s(backend);
+        s.setDataset(data);
+        o.kept_directions = kept;
+        o.lambda = lambdas[0];
+        o.warm_start = false;
+        s.solve(o);
+        o.warm_start = true;
+        for (const int k : {1, 0}) {
+            o.lambda = lambdas[k];
+            const SolveResult r = s.solve(o);
+            EXPECT_TRUE(r.warm_started);
+            EXPECT_LT(relativeError(r.complex_image, cold[k]), 1e-6) << "kept " << kept << ", lambda " << lambdas[k];
+            if (k == 0) back_iterations[kept < 0] = r.history.size();
+        }
+    }
+    std::printf("SENSE change back: %zu iterations recycled, %zu plain\n", back_iterations[0], back_iterations[1]);
+    EXPECT_LE(back_iterations[0], 2u) << "recycled change back";
+    EXPECT_GT(back_iterations[1], 5u) << "plain restart back";
+}

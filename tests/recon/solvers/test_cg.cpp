@@ -398,6 +398,26 @@ double energyError(const Matrix& a, const ComplexArray& x, const ComplexArray& e
     return inner(e, times(a, e)).real();
 }
 
+// The Galerkin solution by dense algebra: x + B y, (B^H A B) y = B^H (b - A x), B = the basis.
+ComplexArray denseGalerkin(const Matrix& am, const ComplexArray& rhs, const ComplexArray& x, const std::vector<ComplexArray>& basis) {
+    const std::size_t n = x.size();
+    ComplexArray r = times(am, x);
+    for (std::size_t i = 0; i < n; ++i) r[i] = rhs[i] - r[i];
+    const std::size_t m = basis.size();
+    Matrix g(m, std::vector<cdouble>(m));
+    ComplexArray br(m);
+    for (std::size_t j = 0; j < m; ++j) {
+        const ComplexArray ab = times(am, basis[j]);
+        for (std::size_t l = 0; l < m; ++l) g[l][j] = inner(basis[l], ab);
+        br[j] = inner(basis[j], r);
+    }
+    const ComplexArray y = gaussSolve(g, br);
+    ComplexArray out = x;
+    for (std::size_t j = 0; j < m; ++j)
+        for (std::size_t i = 0; i < n; ++i) out[i] += y[j] * basis[j][i];
+    return out;
+}
+
 // A recycled weight change against a dense computation of what it promises: the Galerkin solution
 // in the span of the last k directions at the new weight, no operator applied, an energy error no
 // larger than the plain warm start's, and CG from there ends at the new weight's dense solution.
@@ -430,23 +450,8 @@ void checkRecycledWeightChange(Space& space, bool preconditioned) {
     ASSERT_EQ(cg.keptDirections(), k);
     const ComplexArray before = cg.solution();
 
-    // The Galerkin solution by dense algebra: x + B y, (B^H A B) y = B^H (b - A x), B = [P, x, x_c].
-    auto galerkin = [&](const Matrix& am, const ComplexArray& x, std::vector<ComplexArray> basis) {
-        ComplexArray r = times(am, x);
-        for (int i = 0; i < n; ++i) r[i] = rhs[i] - r[i];
-        const std::size_t m = basis.size();
-        Matrix g(m, std::vector<cdouble>(m));
-        ComplexArray br(m);
-        for (std::size_t j = 0; j < m; ++j) {
-            const ComplexArray ab = times(am, basis[j]);
-            for (std::size_t l = 0; l < m; ++l) g[l][j] = inner(basis[l], ab);
-            br[j] = inner(basis[j], r);
-        }
-        const ComplexArray y = gaussSolve(g, br);
-        ComplexArray out = x;
-        for (std::size_t j = 0; j < m; ++j)
-            for (int i = 0; i < n; ++i) out[i] += y[j] * basis[j][i];
-        return out;
+    auto galerkin = [&](const Matrix& am, const ComplexArray& x, const std::vector<ComplexArray>& basis) {
+        return denseGalerkin(am, rhs, x, basis);
     };
     auto lastDirections = [&] { return std::vector<ComplexArray>(directions.end() - k, directions.end()); };
     auto trueResidual = [&](const Matrix& am, const ComplexArray& x) {
@@ -505,6 +510,49 @@ TEST(ConjugateGradient, RecycledWeightChangeIsTheGalerkinSolutionInTheKeptDirect
     AxpysHostSpace fused;
     checkRecycledWeightChange(fused, false);
     EXPECT_GT(fused.axpysCalls, 0);
+}
+
+// Keeping every direction of a cold solve (a ring at least as long as the solve): the first weight
+// change after it starts from the Galerkin solution over that whole Krylov space and x, which dense
+// algebra computes alike, and CG from there ends at the new weight's dense solution. (The lambda
+// study measured this start against x alone: docs/SCALING.md, "The first lambda change after a cold solve".)
+TEST(ConjugateGradient, FirstWeightChangeAfterAColdSolveIsTheGalerkinSolutionOverItsDirections) {
+    const int n = 40, steps = 12;
+    const Matrix a = randomHpd(n, 41, 0.05), b = randomHpd(n, 42, 0.5);
+    const ComplexArray rhs = randomComplex(n, 43);
+    std::vector<ComplexArray> directions;
+    int applications = 0;
+    auto fa = matvec(a), fb = matvec(b);
+    HostSpace space;
+    ConjugateGradient<HostSpace> cg(space,
+                                    {{"a", 1.0, [&](const ComplexArray& in, ComplexArray& out) { ++applications; fa(in, out); }},
+                                     {"b", 0.1, [&](const ComplexArray& in, ComplexArray& out) {
+                                          ++applications;
+                                          directions.push_back(in);
+                                          fb(in, out);
+                                      }}},
+                                    rhs, n);
+    cg.keepDirections(steps + 4);  // longer than the solve: nothing is dropped
+    for (int i = 0; i < steps; ++i) ASSERT_TRUE(cg.step());
+    ASSERT_EQ(cg.keptDirections(), std::size_t(steps));
+    ASSERT_EQ(directions.size(), std::size_t(steps));
+    const ComplexArray cold = cg.solution();
+    const double w2 = 0.3;
+    const Matrix a2 = weightedSum(a, b, w2);
+    std::vector<ComplexArray> basis = directions;
+    basis.push_back(cold);
+    const ComplexArray expected = denseGalerkin(a2, rhs, cold, basis);
+    const int applied = applications;
+    cg.setWeightRecycling(1, w2, {});
+    EXPECT_EQ(applications, applied) << "a recycled weight change applies no operator";
+    EXPECT_LT(relativeError(cg.solution(), expected), 1e-9);
+    // Over x alone (nothing kept) the start is farther from the new solution in A_2's norm.
+    const ComplexArray exact = gaussSolve(a2, rhs);
+    const ComplexArray x_only = denseGalerkin(a2, rhs, cold, {cold});
+    EXPECT_LT(energyError(a2, cg.solution(), exact), energyError(a2, x_only, exact));
+    for (int i = 0; i < 400 && cg.stats().residual > 1e-13 && cg.step(); ++i) {
+    }
+    EXPECT_LT(relativeError(cg.solution(), exact), 1e-9);
 }
 
 // With nothing kept it is reweight() with a new preconditioner: the same residual as a restart.
