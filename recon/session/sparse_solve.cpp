@@ -158,10 +158,10 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         throw InputError(toString(opts.sparse_solver) +
                          " solves one wavelet prior (its prox is exact only for an orthogonal transform); "
                          "use the admm solver for tv, anatomical-tv and sums of priors");
-    // PDHG: the uniform data term of single-coil images, F itself (a NUFFT pair per step).
+    // PDHG: the uniform data term coil by coil, F itself (a NUFFT pair per step).
     const bool use_pdhg = opts.sparse_solver == SparseSolver::Pdhg;
     if (use_pdhg && (sense || weighted))
-        throw InputError("the pdhg solver takes the uniform data term of single-coil images (no SENSE, no density weighting); use admm");
+        throw InputError("the pdhg solver takes the uniform data term, coil by coil (no density weighting, no SENSE); use admm");
     const bool use_fista = one_wavelet && opts.sparse_solver != SparseSolver::Admm && !use_pdhg;
     // auto: POGM, or FISTA under the averaged shifts (POGM does not converge with them).
     const bool fista_momentum = opts.sparse_solver == SparseSolver::Fista ||
