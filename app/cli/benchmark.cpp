@@ -85,6 +85,8 @@ paper's case: a 3D radial trajectory, 128^3 voxels, M = 284,592, float32.
                      (default 1000), and after lambda x2 (warm); tv with ADMM, wavelet with FISTA and POGM
   --priors P         (--sparse) tv,wavelet (default) or any of tv, wavelet, anatomical-tv
   --lambda-factors L (--sparse) each row at its lambda times each of these (default 1; e.g. 0.5,1,2)
+  --sparse-solver L (--sparse) the solvers of every prior's rows, e.g. admm,pdhg (default: admm for tv;
+                    fista, pogm and fista with averaged shifts for wavelet)
   --backend B        (--convergence, --lambda-change, --sparse) auto (default) | cpu | cuda
 )";
 
@@ -1020,7 +1022,7 @@ int runBenchmark(const std::vector<std::string>& args) {
             return 0;
         }
     Arguments a(args, {"sizes", "samples", "iterations", "resolve", "cpu-voxels", "json", "convergence", "regularizers", "backend",
-                       "toeplitz", "sparse", "priors", "whole", "lambda-change", "data-weighting", "lambda-factors",
+                       "toeplitz", "sparse", "priors", "whole", "lambda-change", "data-weighting", "lambda-factors", "sparse-solver",
                        "kept-directions", "repeats", "coil-combine"},
                 {"skip-slow", "retune", "no-cpu", "no-breakdown"});
     if (auto grids = a.maybe("toeplitz")) {
@@ -1040,7 +1042,7 @@ int runBenchmark(const std::vector<std::string>& args) {
                 factors.push_back(f);
             }
         }
-        runSparseConvergenceStudy(*cases, a.get("priors", "tv,wavelet"), a.get("data-weighting", "uniform"), factors,
+        runSparseConvergenceStudy(*cases, a.get("priors", "tv,wavelet"), a.get("data-weighting", "uniform"), a.get("sparse-solver", ""), factors,
                                   parseBackendChoice(a.get("backend", "auto")), Precision::Single, a.integerIn("iterations", 1000, 1, 100000), a.get("json", ""));
         return 0;
     }

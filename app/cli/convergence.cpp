@@ -409,7 +409,7 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
 }
 
 void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, const std::string& weightings,
-                               const std::vector<double>& lambda_factors, BackendChoice choice, Precision precision, int reference,
+                               const std::string& solver_list, const std::vector<double>& lambda_factors, BackendChoice choice, Precision precision, int reference,
                                const std::string& json_path) {
     constexpr double kBand = 0.1;  // dB: "converged" (issue 13's speed target)
     std::string note;
@@ -463,6 +463,10 @@ void runSparseConvergenceStudy(const std::string& cases, const std::string& prio
             if (kind == RegularizerKind::Wavelet)
                 solvers = {{SparseSolver::Fista, WaveletShifts::Random}, {SparseSolver::Pogm, WaveletShifts::Random},
                            {SparseSolver::Fista, WaveletShifts::Averaged}};
+            if (!solver_list.empty()) {
+                solvers.clear();
+                for (const std::string& s : split(solver_list)) solvers.push_back({parseSparseSolver(s), WaveletShifts::Random});
+            }
             for (const auto& [solver, shifts] : solvers)
             for (const double factor : lambda_factors) {
                 SolveOptions o;

@@ -35,9 +35,10 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
 // solve; data on the host to image on the host) until the PSNR is within 0.1 dB of it; then
 // lambda x2, warm, until within 0.1 dB of the PSNR a cold `reference`-iteration solve reaches there.
 // `weightings`: the data terms, comma separated (uniform, density): each its own rows and references;
-// `lambda_factors`: each row's lambda times each of these (a sweep around the default).
+// `lambda_factors`: each row's lambda times each of these (a sweep around the default); `solver_list`:
+// the solvers of every prior's rows, comma separated (empty: admm for tv, FISTA and POGM for wavelets).
 void runSparseConvergenceStudy(const std::string& cases, const std::string& priors, const std::string& weightings,
-                               const std::vector<double>& lambda_factors, BackendChoice backend, Precision precision, int reference,
+                               const std::string& solver_list, const std::vector<double>& lambda_factors, BackendChoice backend, Precision precision, int reference,
                                const std::string& json_path);
 
 }  // namespace recon::cli

@@ -108,7 +108,10 @@ Reconstruction:
                          own lambda (x s), e.g. tv:0.3,wavelet:0.02; kinds tv, tv-anisotropic,
                          wavelet, anatomical-tv (ADMM solves every sum)
   --wavelet W            wavelet of --regularizer wavelet: haar (default) | db4
-  --sparse-solver S      auto (default: pogm for wavelet, admm otherwise) | admm | fista | pogm
+  --sparse-solver S      auto (default: pogm for wavelet, admm otherwise) | admm | fista | pogm |
+                         pdhg (ADMM's problem by primal-dual steps with a k-space preconditioner)
+  --pdhg-sigma S         PDHG's dual steps against its primal one, in units of s (default 3; speed only)
+  --pdhg-preconditioner P  PDHG's k-space preconditioner: density (default) | none
   --wavelet-shifts on|off|average  FISTA/POGM: a random cyclic shift of the wavelet grid per step (on, the
                      default), none, or each step's prox averaged over a fixed set of shifts (converges)
   --admm-inner N         CG iterations per ADMM step (default 5)
@@ -396,6 +399,10 @@ SolveOptions solveOptions(const Arguments& a, const std::optional<CaseSpec>& spe
     o.admm_preconditioner = parsePreconditioner(a.get("admm-preconditioner", toString(SolveOptions{}.admm_preconditioner)));
     if (o.admm_preconditioner == PreconditionerKind::Auto) throw UsageError("--admm-preconditioner expects circulant or none");
     o.sparse_solver = parseSparseSolver(a.get("sparse-solver", "auto"));
+    o.pdhg_dual_scale = a.numberIn("pdhg-sigma", SolveOptions{}.pdhg_dual_scale, 1e-6, 1e6);
+    const std::string pdhg_p = a.get("pdhg-preconditioner", "density");
+    if (pdhg_p != "density" && pdhg_p != "none") throw UsageError("--pdhg-preconditioner takes density or none, not '" + pdhg_p + "'");
+    o.pdhg_density_weights = pdhg_p == "density";
     const std::string shifts = a.get("wavelet-shifts", "on");
     if (shifts != "on" && shifts != "off" && shifts != "average")
         throw UsageError("--wavelet-shifts takes on, off or average, not '" + shifts + "'");
@@ -448,7 +455,7 @@ std::vector<int> parseGpus(const std::string& v) {
 const std::set<std::string> kDataOptions = {"case", "input", "trajectory", "kspace", "truth", "reference", "density",
                                             "units", "matrix", "basis", "frame"};
 const std::set<std::string> kSolveOptions = {"lambda", "regularizer", "priors", "wavelet", "admm-inner", "admm-threshold", "admm-rho",
-                                             "admm-relaxation", "admm-preconditioner", "sparse-solver",
+                                             "admm-relaxation", "admm-preconditioner", "sparse-solver", "pdhg-sigma", "pdhg-preconditioner",
                                              "wavelet-shifts", "iterations",
                                              "tolerance", "precision", "backend", "method", "nufft-tolerance", "threads",
                                              "coil-combine", "coil-maps", "virtual-coils", "preconditioner", "start", "data-weighting", "gpus"};

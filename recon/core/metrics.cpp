@@ -28,6 +28,22 @@ TruthStats truthStats(const ComplexArray& truth) {
     return s;
 }
 
+IterationRecord scalarRecord(int iteration, double residual, double data_term, double penalty_term, const TruthStats* truth,
+                             double error_norm2, std::size_t voxels) {
+    IterationRecord r;
+    r.iteration = iteration;
+    r.residual = iteration == 0 ? 1.0 : residual;
+    r.data_term = data_term;
+    r.penalty_term = penalty_term;
+    if (truth) {
+        const Quality q = qualityFromErrorNorm(error_norm2, truth->norm2, truth->max_abs, voxels);
+        r.has_truth = true;
+        r.error_percent = q.error_percent;
+        r.psnr_db = q.psnr_db;
+    }
+    return r;
+}
+
 Quality qualityFromErrorNorm(double e2, double truth_norm2, double truth_max, std::size_t voxels) {
     Quality q;
     q.mse = e2 / double(voxels);

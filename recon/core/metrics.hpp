@@ -5,6 +5,7 @@
 // scalar a = <I, I0> / <I, I>; iterative results are not rescaled.
 #pragma once
 
+#include "recon/core/iteration_record.hpp"
 #include "recon/core/types.hpp"
 
 namespace recon {
@@ -25,5 +26,10 @@ struct TruthStats {
     double max_abs = 0;
 };
 TruthStats truthStats(const ComplexArray& truth);
+
+// A solver's record from the scalars it keeps: the step count, the residual (1 before the first
+// step), the cost terms and, with `truth`, the truth readout from the accumulated squared error.
+IterationRecord scalarRecord(int iteration, double residual, double data_term, double penalty_term, const TruthStats* truth,
+                             double error_norm2, std::size_t voxels);
 
 }  // namespace recon

@@ -50,9 +50,10 @@ PreconditionerKind resolvePreconditioner(PreconditionerKind requested, const Bac
 
 // The algorithm for the sparse priors (recon/session/sparse_solve.cpp). Auto: POGM for one
 // wavelet term (an orthogonal transform: its prox is exact), ADMM for everything else. FISTA
-// solves what POGM solves, with another momentum (recon/solvers/fista.hpp).
-enum class SparseSolver { Auto, Admm, Fista, Pogm };
-std::string toString(SparseSolver s);                 // "auto", "admm", "fista", "pogm"
+// solves what POGM solves, with another momentum (recon/solvers/fista.hpp). PDHG solves ADMM's
+// problem with a k-space preconditioner (recon/solvers/pdhg.hpp; an option, docs/SPARSE.md).
+enum class SparseSolver { Auto, Admm, Fista, Pogm, Pdhg };
+std::string toString(SparseSolver s);                 // "auto", "admm", "fista", "pogm", "pdhg"
 SparseSolver parseSparseSolver(const std::string& name);  // throws InputError listing the names
 
 struct SolveOptions {
@@ -96,6 +97,8 @@ struct SolveOptions {
     // F^H F + sum_k rho_k W_k^H W_k (docs/SPARSE.md).
     PreconditionerKind admm_preconditioner = PreconditionerKind::Circulant;
     SparseSolver sparse_solver = SparseSolver::Auto;
+    double pdhg_dual_scale = 3;         // PDHG's dual against primal steps, in units of s (speed only; PdhgOptions::dual_scale)
+    bool pdhg_density_weights = true;   // PDHG's k-space preconditioner: weightingDensityMethod()'s weights (false: none)
     WaveletShifts wavelet_shifts = WaveletShifts::Random;  // FISTA/POGM: how the wavelet grid moves (priors.hpp)
     // Continue from the session's last iterate, kept on the backend, with this lambda: the
     // lambda-tuning path (nothing is rebuilt or copied). Off: a cold start from zero, so the

@@ -22,14 +22,16 @@
 #include "recon/session/reconstruction.hpp"
 #include "recon/solvers/admm.hpp"
 #include "recon/solvers/fista.hpp"
+#include "recon/solvers/pdhg.hpp"
 
 namespace recon {
 
 struct ReconstructionSession::SparseState {
     std::map<std::string, LinearOperatorPtr> transforms;  // by prior and its options
     std::string key;                                      // of the resident solve: method, priors
-    std::unique_ptr<Admm> admm;    // the resident solve: one of these two
+    std::unique_ptr<Admm> admm;    // the resident solve: one of these three
     std::unique_ptr<Fista> fista;
+    std::unique_ptr<Pdhg> pdhg;
     int total_iterations = 0;
     std::map<std::string, double> normal_norm;  // ||F^H F|| (times the margin) by Fourier method
     // W^H W's circulant eigenvalues by transform key (ADMM's preconditioner holds them too).
@@ -42,14 +44,15 @@ std::string toString(SparseSolver s) {
         case SparseSolver::Admm: return "admm";
         case SparseSolver::Fista: return "fista";
         case SparseSolver::Pogm: return "pogm";
+        case SparseSolver::Pdhg: return "pdhg";
     }
     return "?";
 }
 
 SparseSolver parseSparseSolver(const std::string& name) {
-    for (SparseSolver s : {SparseSolver::Auto, SparseSolver::Admm, SparseSolver::Fista, SparseSolver::Pogm})
+    for (SparseSolver s : {SparseSolver::Auto, SparseSolver::Admm, SparseSolver::Fista, SparseSolver::Pogm, SparseSolver::Pdhg})
         if (toString(s) == name) return s;
-    throw InputError("unknown sparse solver '" + name + "' (expected auto, admm, fista or pogm)");
+    throw InputError("unknown sparse solver '" + name + "' (expected auto, admm, fista, pogm or pdhg)");
 }
 
 namespace {
@@ -155,15 +158,21 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         throw InputError(toString(opts.sparse_solver) +
                          " solves one wavelet prior (its prox is exact only for an orthogonal transform); "
                          "use the admm solver for tv, anatomical-tv and sums of priors");
-    const bool use_fista = one_wavelet && opts.sparse_solver != SparseSolver::Admm;
+    // PDHG: the uniform data term coil by coil, F itself (a NUFFT pair per step).
+    const bool use_pdhg = opts.sparse_solver == SparseSolver::Pdhg;
+    if (use_pdhg && (sense || weighted))
+        throw InputError("the pdhg solver takes the uniform data term, coil by coil (no density weighting, no SENSE); use admm");
+    const bool use_fista = one_wavelet && opts.sparse_solver != SparseSolver::Admm && !use_pdhg;
     // auto: POGM, or FISTA under the averaged shifts (POGM does not converge with them).
     const bool fista_momentum = opts.sparse_solver == SparseSolver::Fista ||
                                 (opts.sparse_solver == SparseSolver::Auto && opts.wavelet_shifts == WaveletShifts::Averaged);
     const Momentum momentum = fista_momentum  ? Momentum::Fista
                               : opts.sparse_solver == SparseSolver::Pogm ? Momentum::Pogm
                                                                          : kAutoMomentum;
-    result.solver = !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
-    std::string key = model + (sense ? " | " + senseMapsKey(opts) : "") + (use_fista ? " | " + result.solver + (" shifts " + toString(opts.wavelet_shifts))
+    result.solver = use_pdhg ? "pdhg" : !use_fista ? "admm" : momentum == Momentum::Pogm ? "pogm" : "fista";
+    std::string key = model + (sense ? " | " + senseMapsKey(opts) : "") +
+                      (use_pdhg ? " | pdhg " + std::to_string(opts.pdhg_dual_scale) + (opts.pdhg_density_weights ? " density" : " none")
+                       : use_fista ? " | " + result.solver + (" shifts " + toString(opts.wavelet_shifts))
                                                  : " | admm " + std::to_string(opts.admm_inner_iterations) + " " +
                                                        std::to_string(opts.admm_threshold_scale) + " " +
                                                        std::to_string(opts.admm_relaxation) +
@@ -191,7 +200,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         terms.push_back(std::move(t));
     }
 
-    const bool continue_resident = opts.warm_start && solves == 1 && (st.admm || st.fista) && st.key == key;
+    const bool continue_resident = opts.warm_start && solves == 1 && (st.admm || st.fista || st.pdhg) && st.key == key;
     std::optional<SenseSystem> system;
     if (sense && !continue_resident) {
         system = senseSystem(opts, monitor);
@@ -215,16 +224,32 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     for (int c = 0; c < solves; ++c) {
         std::unique_ptr<Admm> owned_admm;
         std::unique_ptr<Fista> owned_fista;
+        std::unique_ptr<Pdhg> owned_pdhg;
         IterativeAlgorithm* alg = nullptr;
         if (c == 0 && continue_resident) {
             if (st.fista) {
                 st.fista->setWeight(terms.front().weight);
                 alg = st.fista.get();
+            } else if (st.pdhg) {
+                for (std::size_t k = 0; k < terms.size(); ++k) st.pdhg->setWeight(k, terms[k].weight);
+                alg = st.pdhg.get();
             } else {
                 for (std::size_t k = 0; k < terms.size(); ++k) st.admm->setWeight(k, terms[k].weight);
                 alg = st.admm.get();
             }
             result.warm_started = true;
+        } else if (use_pdhg) {
+            PdhgOptions po;
+            // The duals (v_k in the ball of radius lambda s, u ~ F x - d) dwarf the image by about s:
+            // the dual steps in units of s (docs/SPARSE.md: 1 without s was still 10 dB short after 300 steps).
+            po.dual_scale = opts.pdhg_dual_scale * result.lambda_scale;
+            if (opts.pdhg_density_weights)
+                po.k_space_weights = densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights));
+            owned_pdhg = std::make_unique<Pdhg>(fourier, backend_->fromHost(ComplexArray(d.coil(c), d.coil(c) + d.samples())), terms, std::move(po),
+                                                monitor.progress(Phase::ToeplitzKernel));
+            if (solves == 1 && d.hasTruth()) owned_pdhg->setTruth(d.truth);
+            if (solves == 1 && warm && warm->size() == d.grid.voxels()) owned_pdhg->setInitial(*warm);
+            alg = owned_pdhg.get();
         } else {
             // F^H d, or F^H D d and ||D^{1/2} d||^2 with the weights.
             std::shared_ptr<const Vector> fhd =
@@ -277,9 +302,10 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
         coil_images.push_back(std::move(r.image));
         if (solves == 1) {
             const int before = continue_resident ? st.total_iterations : 0;
-            if (owned_admm || owned_fista) {
+            if (owned_admm || owned_fista || owned_pdhg) {
                 st.admm = std::move(owned_admm);
                 st.fista = std::move(owned_fista);
+                st.pdhg = std::move(owned_pdhg);
                 st.key = key;
             }
             st.total_iterations = before + int(result.history.size());

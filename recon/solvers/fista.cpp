@@ -256,18 +256,7 @@ bool Fista::step() {
 
 IterationRecord Fista::record() const {
     const Impl& m = *impl_;
-    IterationRecord r;
-    r.iteration = m.total;
-    r.residual = m.total == 0 ? 1.0 : m.residual;
-    r.data_term = m.data_term;
-    r.penalty_term = m.penalty_term;
-    if (m.has_truth) {
-        const Quality q = qualityFromErrorNorm(m.error_norm2, m.truth_stats.norm2, m.truth_stats.max_abs, m.n);
-        r.has_truth = true;
-        r.error_percent = q.error_percent;
-        r.psnr_db = q.psnr_db;
-    }
-    return r;
+    return scalarRecord(m.total, m.residual, m.data_term, m.penalty_term, m.has_truth ? &m.truth_stats : nullptr, m.error_norm2, m.n);
 }
 
 void Fista::image(ComplexArray& out) const { impl_->space->download(impl_->x, out); }

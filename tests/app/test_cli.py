@@ -253,7 +253,10 @@ def sparse(cli):
                 ["--regularizer", "tv", "--sparse-solver", "pogm"], ["--regularizer", "wavelet", "--sparse-solver", "ogm"],
                 ["--regularizer", "wavelet", "--wavelet-shifts", "maybe"], ["--lambda", "automatic"],
                 ["--regularizer", "tv", "--admm-rho", "fast"], ["--regularizer", "tv", "--admm-relaxation", "2"],
-                ["--regularizer", "tv", "--admm-preconditioner", "ilu"]):
+                ["--regularizer", "tv", "--admm-preconditioner", "ilu"],
+                ["--regularizer", "tv", "--sparse-solver", "pdhg", "--pdhg-preconditioner", "circulant"],
+                ["--regularizer", "tv", "--sparse-solver", "pdhg", "--pdhg-sigma", "0"],
+                ["--regularizer", "tv", "--sparse-solver", "pdhg", "--data-weighting", "density"]):
         b = run(cli, "compare", "--case", "small-2d", "--quiet", *bad)
         if b.returncode == 0 or not b.stderr.strip():
             fail(f"{bad} should be refused with a message, got {b.returncode}: {b.stderr}")

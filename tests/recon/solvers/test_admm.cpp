@@ -14,6 +14,7 @@
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 #include "recon/solvers/admm.hpp"
+#include "recon/solvers/pdhg.hpp"
 
 using namespace recon;
 using namespace recon::test;
@@ -80,6 +81,13 @@ ComplexArray primalDual(const TinyProblem& p, const CsrMatrix& dmat, std::size_t
         }
     }
     return x;
+}
+
+// The first step from which a solve's PSNR stays within 0.1 dB of `target`.
+int stepsWithinTenthOfADecibel(double target, const SolveResult& r) {
+    std::size_t i = r.history.size();
+    while (i > 0 && std::abs(r.history[i - 1].psnr_db - target) <= 0.1) --i;
+    return int(i) + 1;
 }
 
 }  // namespace
@@ -384,6 +392,41 @@ TEST(Admm, AnatomicalTotalVariationUsesTheReference) {
     EXPECT_THROW(s.solve(o), InputError);
 }
 
+// PDHG with the data term dualised and a k-space (dual) preconditioner solves ADMM's problem: it
+// reaches the reference primal-dual method's minimiser of the tiny problem (plain scalar steps there)
+// with uneven weights p, which change the speed and not the fixed point, and continues warm after a
+// weight change to the minimiser at the new weight.
+TEST(Pdhg, MatchesAPrimalDualSolutionOnATinyProblem) {
+    const TinyProblem p = tinyProblem();
+    auto b = createCpuBackend(Precision::Double);
+    const CsrMatrix dmat = gradientMatrix(p.g);
+    LinearOperatorPtr f = sparseMatrix(*b, p.a, nullptr, "A");
+    for (bool anisotropic : {false, true}) {
+        const std::size_t group = anisotropic ? 1 : 2;
+        PdhgOptions o;
+        for (std::size_t i = 0; i < p.d.size(); ++i) o.k_space_weights.push_back(0.25 + 0.5 * double(i % 4));
+        Pdhg pdhg(f, b->fromHost(p.d), {totalVariation(*b, p.g, 0.8, anisotropic)}, o);
+        EXPECT_GT(pdhg.primalStep(), 0);
+        RunOptions run;
+        run.iterations = 20000;
+        Monitor quiet;
+        for (double w : {0.8, 1.6}) {
+            if (w != 0.8) pdhg.setWeight(0, w);
+            const ComplexArray reference = primalDual(p, dmat, group, w, 200000);
+            const RunResult r = runIterations(pdhg, run, quiet);
+            const double f_pdhg = objective(p, dmat, group, w, r.image), f_ref = objective(p, dmat, group, w, reference);
+            EXPECT_NEAR(f_pdhg, f_ref, 1e-7 * f_ref) << (anisotropic ? "anisotropic " : "isotropic ") << w;
+            EXPECT_LT(relativeError(r.image, reference), 1e-4);
+            EXPECT_NEAR(r.history.back().cost(), f_pdhg, 1e-9 * f_pdhg);  // the records' cost is the objective's
+        }
+    }
+    PdhgOptions wrong;
+    wrong.k_space_weights.assign(p.d.size() + 1, 1.0);
+    EXPECT_THROW(Pdhg(f, b->fromHost(p.d), {totalVariation(*b, p.g, 0.8)}, wrong), InputError);
+    wrong.k_space_weights.assign(p.d.size(), -1.0);
+    EXPECT_THROW(Pdhg(f, b->fromHost(p.d), {totalVariation(*b, p.g, 0.8)}, wrong), InputError);
+}
+
 // Spectral rho with residual balancing as its fall-back reaches the primal-dual minimiser of the tiny problem.
 TEST(Admm, SpectralRhoMatchesAPrimalDualSolutionOnATinyProblem) {
     const TinyProblem p = tinyProblem();
@@ -430,12 +473,7 @@ TEST(Admm, SpectralRhoReachesTheSameImageInFewerSteps) {
         o.admm_spectral_rho = true;
         const SolveResult spectral = s.solve(o);
         const double target = balanced.history.back().psnr_db;
-        auto stepsTo = [&](const SolveResult& r) {  // the first step from which the PSNR stays within 0.1 dB
-            std::size_t i = r.history.size();
-            while (i > 0 && std::abs(r.history[i - 1].psnr_db - target) <= 0.1) --i;
-            return int(i) + 1;
-        };
-        const int sp = stepsTo(spectral), ba = stepsTo(balanced);
+        const int sp = stepsWithinTenthOfADecibel(target, spectral), ba = stepsWithinTenthOfADecibel(target, balanced);
         std::printf("%s: %.2f dB (spectral) / %.2f dB (balanced) after 300 steps; within 0.1 dB from step %d / %d; "
                     "cost %.7g / %.7g\n",
                     name, spectral.history.back().psnr_db, target, sp, ba, spectral.history.back().cost(), balanced.history.back().cost());
@@ -447,4 +485,48 @@ TEST(Admm, SpectralRhoReachesTheSameImageInFewerSteps) {
     }
     // Measured: small-2d from step 56 against 101, radial-2d 76 against 131 (0.57x in all).
     EXPECT_LT(spectral_steps, 0.8 * balanced_steps);
+}
+
+// --sparse-solver pdhg in the session (F itself, the density weights as the k-space preconditioner)
+// reaches ADMM's image on undersampled 2D radial data, in fewer steps; a lambda change continues warm
+// (x and the duals kept) to the cold solve's image; the density-weighted data term is refused.
+TEST(Pdhg, SessionReachesAdmmsImageInFewerSteps) {
+    int pdhg_steps = 0, admm_steps = 0;
+    for (const char* name : {"small-2d", "radial-2d"}) {
+        ReconstructionSession s(createCpuBackend(Precision::Single));
+        s.setDataset(simulate(demoCase(name)));
+        SolveOptions o;
+        o.regularizer = RegularizerKind::TotalVariation;
+        o.lambda = 0.1;
+        o.iterations = 300;
+        o.snapshot_every = 0;
+        const SolveResult admm = s.solve(o);
+        o.sparse_solver = SparseSolver::Pdhg;
+        const SolveResult pdhg = s.solve(o);
+        EXPECT_EQ(pdhg.solver, "pdhg");
+        const double target = admm.history.back().psnr_db;
+        const int pd = stepsWithinTenthOfADecibel(target, pdhg), ad = stepsWithinTenthOfADecibel(target, admm);
+        std::printf("%s: %.2f dB (pdhg) / %.2f dB (admm) after 300 steps; within 0.1 dB from step %d / %d; cost %.7g / %.7g\n", name,
+                    pdhg.history.back().psnr_db, target, pd, ad, pdhg.history.back().cost(), admm.history.back().cost());
+        EXPECT_NEAR(pdhg.history.back().psnr_db, target, 0.05) << name;
+        EXPECT_NEAR(pdhg.history.back().cost(), admm.history.back().cost(), 1e-3 * admm.history.back().cost()) << name;
+        EXPECT_LT(relativeError(pdhg.image, admm.image), 0.01) << name;
+        pdhg_steps += pd;
+        admm_steps += ad;
+        if (std::string(name) == "small-2d") {
+            o.lambda = 0.2;
+            const SolveResult cold = s.solve(o);
+            o.lambda = 0.1;
+            s.solve(o);
+            o.lambda = 0.2;
+            o.warm_start = true;
+            const SolveResult warm = s.solve(o);
+            EXPECT_TRUE(warm.warm_started);
+            EXPECT_LT(relativeError(warm.image, cold.image), 0.01);
+            o.warm_start = false;
+            o.weighting = DataWeighting::Density;
+            EXPECT_THROW(s.solve(o), InputError);
+        }
+    }
+    EXPECT_LT(pdhg_steps, 0.8 * admm_steps);
 }
