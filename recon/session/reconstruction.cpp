@@ -509,7 +509,10 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     LinearOperatorPtr reg = (opts.lambda > 0 || continue_resident) ? regularizerOperator(opts) : nullptr;
 
     auto makeSolver = [&](int c) {
-        std::vector<NormalTerm> terms{{"data", 1.0, fourier}};
+        // Built in place (GCC 12's -Warray-bounds misreads a push_back after an initializer list here).
+        std::vector<NormalTerm> terms;
+        terms.reserve(2);
+        terms.push_back({"data", 1.0, fourier});
         if (reg) terms.push_back({"penalty", penalty_weight, reg});
         // ||D^{1/2} d||^2 and (D^{1/2} F)^H D^{1/2} d = F^H (w d), the gridding start's adjoint.
         const std::vector<double>* w = weighted ? &densityWeights(weightingDensityMethod()) : nullptr;
