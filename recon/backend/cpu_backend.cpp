@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "recon/backend/backend.hpp"
@@ -432,7 +433,8 @@ protected:
             if (inner_line) {
                 const std::int64_t sy = 2 * st[1], sz = 2 * st[2], first = 2 * (line * g.n[0] + 1),
                                    end = 2 * ((line + 1) * g.n[0] - 1);
-                if (g.dims == 2) {
+                // One loop for 2D and 3D (the z pair compiled in or out): the general loop's operation order.
+                auto innerVoxels = [&](auto three_d) {
 #pragma omp simd
                     for (std::int64_t f = first; f < end; ++f) {
                         T acc = 0;
@@ -440,21 +442,17 @@ protected:
                         acc -= fin[f + 2] - fin[f];
                         acc += fin[f] - fin[f - sy];
                         acc -= fin[f + sy] - fin[f];
+                        if constexpr (decltype(three_d)::value) {
+                            acc += fin[f] - fin[f - sz];
+                            acc -= fin[f + sz] - fin[f];
+                        }
                         fout[f] = acc;
                     }
-                } else {
-#pragma omp simd
-                    for (std::int64_t f = first; f < end; ++f) {
-                        T acc = 0;
-                        acc += fin[f] - fin[f - 2];
-                        acc -= fin[f + 2] - fin[f];
-                        acc += fin[f] - fin[f - sy];
-                        acc -= fin[f + sy] - fin[f];
-                        acc += fin[f] - fin[f - sz];
-                        acc -= fin[f + sz] - fin[f];
-                        fout[f] = acc;
-                    }
-                }
+                };
+                if (g.dims == 2)
+                    innerVoxels(std::false_type{});
+                else
+                    innerVoxels(std::true_type{});
             }
             for (int xx = 0; xx < g.n[0]; xx = inner_line && xx == 0 ? g.n[0] - 1 : xx + 1) {
                 const std::array<int, 3> pos{xx, yy, zz};
