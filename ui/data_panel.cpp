@@ -162,7 +162,14 @@ void DataPanel::refresh() {
     fields_[tr("k units")]->setText(tr("cycles per FOV; band [-N/2, N/2) per axis"));
     fields_[tr("Basis phi")]->setText(s.basis == QLatin1String("point") ? tr("point samples: phi = 1")
                                                                         : tr("box voxel: phi(k) = prod sinc(k/N)"));
-    fields_[tr("lambda scale")]->setText(tr("s = Q(0) = sum |phi|^2 = %1").arg(s.lambda_scale, 0, 'g', 5));
+    QString scale = tr("s = Q(0) = sum |phi|^2 = %1").arg(s.lambda_scale, 0, 'g', 5);
+    if (controller_->densityWeighted()) {
+        const double weighted = controller_->lambdaScale();
+        scale = (weighted > 0 ? tr("density-weighted data term: s = Q_D(0) = sum w |phi|^2 = %1").arg(weighted, 0, 'g', 5)
+                              : tr("density-weighted data term: s = Q_D(0) = sum w |phi|^2, at the first solve")) +
+                tr(" (unweighted Q(0) = %1)").arg(s.lambda_scale, 0, 'g', 5);
+    }
+    fields_[tr("lambda scale")]->setText(scale);
 }
 
 void DataPanel::showCoilProcessing() {

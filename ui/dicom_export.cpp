@@ -25,10 +25,11 @@ recon::DicomExportSpec dicomExportFor(const ReconstructionController& c, const P
                 const int last = c.history().empty() ? 0 : c.history().back().iteration;
                 const int start = std::max(0, c.totalIterations() - last);
                 s.description = recon::dicomIterativeDescription(recon::toString(r.regularizer), r.lambda, last, start);
-                s.comments = QStringLiteral("lambda %1 x s (s = Q(0) = %2), regularizer %3, %4 CG iterations since "
-                                            "the start from zero, backend %5")
+                s.comments = QStringLiteral("lambda %1 x s (s = %2 = %3), regularizer %4, %5 CG iterations since "
+                                            "the start from zero, backend %6")
                                  .arg(r.lambda, 0, 'g', 6)
-                                 .arg(c.summary().lambda_scale, 0, 'g', 6)
+                                 .arg(c.densityWeighted() ? QStringLiteral("Q_D(0), density-weighted data term") : QStringLiteral("Q(0)"))
+                                 .arg(c.lambdaScale(), 0, 'g', 6)
                                  .arg(QString::fromStdString(recon::toString(r.regularizer)))
                                  .arg(c.totalIterations())
                                  .arg(c.backend().description)

@@ -20,6 +20,10 @@ QString toQString(recon::BackendChoice c) {
     return QStringLiteral("auto");
 }
 
+QString dataTermSuffix(recon::DataWeighting w, Modality modality) {
+    return modality == Modality::Mr && w == recon::DataWeighting::Density ? QStringLiteral(", density-weighted") : QString();
+}
+
 QByteArray convergenceCsv(const std::vector<recon::IterationRecord>& history) {
     QByteArray out = "iteration,seconds,residual,data_term,penalty_term,cost,psnr_db,error_percent\n";
     auto num = [](double v) { return QByteArray::number(v, 'g', 10); };
@@ -42,12 +46,16 @@ void refuseSavingOverInput(const QString& path, const DatasetSummary& data) {
     recon::io::refuseOverwritingInputs(read, path.toStdString(), "Save");
 }
 
-QByteArray settingsJson(const ReconSettings& s, const DatasetSummary& data, const BackendReport& backend) {
+QByteArray settingsJson(const ReconSettings& s, const DatasetSummary& data, const BackendReport& backend,
+                        double lambda_scale) {
     QJsonObject o;
     o["lambda"] = s.lambda;
-    o["lambda_scale"] = data.lambda_scale;
-    o["lambda_scale_definition"] = QStringLiteral("s = Q(0) = sum_m |phi(k_m)|^2");
+    o["lambda_scale"] = lambda_scale;
+    const bool weighted = !dataTermSuffix(s.weighting, data.modality).isEmpty();
+    o["lambda_scale_definition"] = weighted ? QStringLiteral("s = Q_D(0) = sum_m w_m |phi(k_m)|^2 (density-weighted data term)")
+                                            : QStringLiteral("s = Q(0) = sum_m |phi(k_m)|^2");
     o["regularizer"] = toQString(s.regularizer);
+    o["data_weighting"] = QString::fromStdString(recon::toString(s.weighting));
     o["iterations"] = s.iterations;
     o["precision"] = QString::fromStdString(recon::toString(s.precision));
     o["backend"] = toQString(s.backend);
@@ -90,6 +98,7 @@ ReconSettings settingsFromJson(const QByteArray& json) {
         }
     };
     parse("regularizer", recon::parseRegularizer, s.regularizer);
+    parse("data_weighting", recon::parseDataWeighting, s.weighting);
     parse("precision", recon::parsePrecision, s.precision);
     parse("backend", recon::parseBackendChoice, s.backend);
     if (o.contains("method")) s.method = o["method"].toString();

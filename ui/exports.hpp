@@ -16,8 +16,10 @@ namespace studio {
 // cost, PSNR, percent error (the last two empty without a truth).
 QByteArray convergenceCsv(const std::vector<recon::IterationRecord>& history);
 
-// The settings, with lambda's scale s and the data and backend they were used on.
-QByteArray settingsJson(const ReconSettings& settings, const DatasetSummary& data, const BackendReport& backend);
+// The settings, with lambda's scale s (ReconstructionController::lambdaScale: the settings' data term's)
+// and the data and backend they were used on.
+QByteArray settingsJson(const ReconSettings& settings, const DatasetSummary& data, const BackendReport& backend,
+                        double lambda_scale);
 // Reads back what settingsJson wrote; throws recon::InputError naming the bad field.
 ReconSettings settingsFromJson(const QByteArray& json);
 
@@ -32,5 +34,8 @@ void refuseSavingOverInput(const QString& path, const DatasetSummary& data);
 
 QString toQString(recon::RegularizerKind k);
 QString toQString(recon::BackendChoice c);
+// ", density-weighted" for the density-weighted data term of an MR solve, else empty: appended where
+// the GUI names how an image was made (the plain least-squares default goes unsaid).
+QString dataTermSuffix(recon::DataWeighting w, Modality modality);
 
 }  // namespace studio

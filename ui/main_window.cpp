@@ -540,7 +540,7 @@ void MainWindow::connectController() {
                            .arg(o.iterations_done)
                            .arg(humanSeconds(o.seconds)))
                     .arg(o.lambda, 0, 'g', 3)
-                    .arg(o.method),
+                    .arg(o.method + dataTermSuffix(o.weighting, controller_->modality())),
                 15000);
     });
     connect(c, &ReconstructionController::cacheStatusChanged, this, [this](const QString& s) {
@@ -632,8 +632,9 @@ bool MainWindow::saveImages(const QString& path, QString* error) {
             rec.gridding_kb = take(Layer::GriddingKaiserBessel);
             rec.iterative = take(Layer::Iterative);
             rec.lambda = controller_->settings().lambda;
-            rec.lambda_scale = controller_->summary().lambda_scale;
+            rec.lambda_scale = controller_->lambdaScale();
             rec.regularizer = recon::toString(controller_->settings().regularizer);
+            rec.data_weighting = recon::toString(controller_->settings().weighting);
             rec.method = controller_->settings().method.toStdString();
             rec.backend = controller_->backend().description.toStdString();
             rec.iterations = int(controller_->history().size());
@@ -708,7 +709,8 @@ bool MainWindow::saveConvergenceCsv(const QString& path, QString* error) {
 }
 
 bool MainWindow::saveSettings(const QString& path, QString* error) {
-    if (!writeFile(path, settingsJson(controller_->settings(), controller_->summary(), controller_->backend()), error))
+    if (!writeFile(path, settingsJson(controller_->settings(), controller_->summary(), controller_->backend(),
+                                        controller_->lambdaScale()), error))
         return false;
     confirmSaved(path);
     return true;
@@ -777,6 +779,11 @@ void MainWindow::restoreSettings() {
             s.value("recon/coil_maps", QString::fromStdString(recon::toString(r.coil_maps))).toString().toStdString());
     } catch (const std::exception&) {
     }
+    try {
+        r.weighting = recon::parseDataWeighting(
+            s.value("recon/data_weighting", QString::fromStdString(recon::toString(r.weighting))).toString().toStdString());
+    } catch (const std::exception&) {
+    }
     // K applies to data with more than K coils; the session ignores it elsewhere (session_worker.cpp).
     r.virtual_coils = std::max(0, s.value("recon/virtual_coils", r.virtual_coils).toInt());
     r.method = s.value("recon/method", r.method).toString();
@@ -801,6 +808,7 @@ void MainWindow::storeSettings() const {
     s.setValue("recon/coil_combination", QString::fromStdString(recon::toString(r.coil_combination)));
     s.setValue("recon/coil_maps", QString::fromStdString(recon::toString(r.coil_maps)));
     s.setValue("recon/virtual_coils", r.virtual_coils);
+    s.setValue("recon/data_weighting", QString::fromStdString(recon::toString(r.weighting)));
     s.setValue("view/colormap", int(model_->colorMap()));
 }
 

@@ -8,7 +8,7 @@ QString PinnedSnapshot::describe() const {
     QString s = QStringLiteral("%1: lambda %2 x s, %3, %4 iterations%5")
                     .arg(name)
                     .arg(lambda, 0, 'g', 3)
-                    .arg(toQString(regularizer))
+                    .arg(toQString(regularizer) + data_term)
                     .arg(iterations)
                     .arg(warm ? QStringLiteral(" (warm start)") : QString());
     if (quality) s += QStringLiteral(", %1 dB").arg(quality->psnr_db, 0, 'f', 2);
@@ -37,6 +37,7 @@ bool SnapshotPin::pin(const QString& name) {
     s.name = name.isEmpty() ? nextName() : name;
     s.lambda = controller_->settings().lambda;
     s.regularizer = controller_->settings().regularizer;
+    s.data_term = dataTermSuffix(controller_->settings().weighting, controller_->modality());
     s.iterations = controller_->totalIterations();
     s.warm = controller_->warmStart();
     s.quality = live->quality;

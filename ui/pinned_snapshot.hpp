@@ -18,10 +18,11 @@ struct PinnedSnapshot {
     QString name;
     double lambda = 0;
     recon::RegularizerKind regularizer{};
+    QString data_term;  // dataTermSuffix of its solve: empty (least squares) or ", density-weighted"
     int iterations = 0;  // since the start from zero
     bool warm = false;   // it continued an earlier image (lambda tuning)
     std::optional<recon::Quality> quality;
-    QString describe() const;  // "A: lambda 0.02 x s, fd, 60 iterations, 31.2 dB"
+    QString describe() const;  // "A: lambda 0.02 x s, fd, 60 iterations, 31.2 dB"; "fd, density-weighted, ..."
 };
 
 class SnapshotPin : public QObject {

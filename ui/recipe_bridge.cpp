@@ -27,6 +27,7 @@ recon::io::Recipe recipeFromSettings(const ReconSettings& s) {
     // The recipe spells sum of squares out (docs/RECIPE.md); virtual coils have no recipe key yet.
     r.coils = s.coil_combination == recon::CoilCombination::Sense ? "sense" : "sum-of-squares";
     r.coil_maps = recon::toString(s.coil_maps);
+    r.data_weighting = recon::toString(s.weighting);
     return r;
 }
 
@@ -40,6 +41,7 @@ ReconSettings settingsFromRecipe(const recon::io::Recipe& r, ReconSettings s) {
     if (r.fourier_method) s.method = QString::fromStdString(*r.fourier_method);
     s.coil_combination = recon::parseCoilCombination(r.coils);  // never absent: sum of squares by default
     if (r.coil_maps) s.coil_maps = recon::parseCoilMapMethod(*r.coil_maps);
+    if (r.data_weighting) s.weighting = recon::parseDataWeighting(*r.data_weighting);
     return s;
 }
 

@@ -59,6 +59,10 @@ ReconstructionController::~ReconstructionController() {
     delete worker_;  // its thread has finished: no event can reach it any more
 }
 
+double ReconstructionController::lambdaScale() const {
+    return densityWeighted() ? weighted_lambda_scale_ : summary_.lambda_scale;
+}
+
 void ReconstructionController::setState(JobState s) {
     if (s == state_) return;
     state_ = s;
@@ -189,6 +193,7 @@ void ReconstructionController::onDatasetLoaded(const DatasetReport& report) {
     warm_start_ = false;
     total_iterations_ = 0;
     cold_start_cost_ = 0;
+    weighted_lambda_scale_ = 0;
     density_ = report.data->density.empty() ? nullptr
                                             : std::make_shared<const std::vector<double>>(report.data->density);
     layers_.reset(report.data->grid, report.summary.modality);
@@ -258,6 +263,9 @@ void ReconstructionController::onFinished(const JobOutcome& outcome) {
         layers_.setAll(outcome.layers);
         // CT's s = trace(AᵀWA)/voxels is known once the first solve built the projector.
         if (ct_ && outcome.solved && outcome.lambda_scale > 0) summary_.lambda_scale = outcome.lambda_scale;
+        // The weighted data term's s depends on the trajectory and its density weights only, like Q(0).
+        if (!ct_ && outcome.solved && outcome.weighting == recon::DataWeighting::Density && outcome.lambda_scale > 0)
+            weighted_lambda_scale_ = outcome.lambda_scale;
         if (outcome.coil_preparation) coil_preparation_ = outcome.coil_preparation;
         if (outcome.coil_maps && outcome.coil_maps != coil_maps_) {
             coil_maps_ = outcome.coil_maps;

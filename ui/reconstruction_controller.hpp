@@ -45,6 +45,11 @@ public:
     std::shared_ptr<const recon::ct::CtData> ctData() const { return ct_; }
     Modality modality() const { return ct_ ? Modality::Ct : Modality::Mr; }
     const DatasetSummary& summary() const { return summary_; }
+    // The s that lambda multiplies for the settings' data term: the data set's Q(0) (summary()), or, for the
+    // density-weighted data term, Q_D(0) = sum w |phi|^2 as the last weighted solve reported (0 before one).
+    double lambdaScale() const;
+    // Whether the settings' solve is density-weighted least squares (MR only: CT ignores the choice).
+    bool densityWeighted() const { return modality() == Modality::Mr && settings_.weighting == recon::DataWeighting::Density; }
     const BackendReport& backend() const { return backend_; }
     QString phase() const { return phase_; }
     QString cacheStatus() const { return cache_status_; }
@@ -152,6 +157,7 @@ private:
     int total_iterations_ = 0;
     double cold_start_cost_ = 0;
     std::shared_ptr<const std::vector<double>> density_;
+    double weighted_lambda_scale_ = 0;  // Q_D(0) of the open data set, once a weighted solve reported it
     std::shared_ptr<const recon::CoilMaps> coil_maps_;
     std::optional<recon::CoilPreparation> coil_preparation_;
     ImageLayers layers_;

@@ -321,6 +321,7 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     opts.method = recon::FourierMethod{s.method.toStdString(), recon::kDefaultNufftTolerance};
     opts.coil_combination = s.coil_combination;
     opts.coil_maps = s.coil_maps;
+    opts.weighting = s.weighting;
 
     // Solves reported: one per coil for sum of squares, one for SENSE (progress and the phase count them).
     const int coils = s.coil_combination == recon::CoilCombination::Sense ? 1 : data_->coils;
@@ -363,6 +364,7 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     outcome.lambda = result.lambda;
     outcome.lambda_scale = result.lambda_scale;
     outcome.method = QString::fromStdString(result.method);
+    outcome.weighting = opts.weighting;
     outcome.coil_maps = result.coil_maps;
     if (!result.image.empty()) {
         // SENSE continues from its complex iterate, not from the magnitude shown.

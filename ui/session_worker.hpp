@@ -43,6 +43,9 @@ struct ReconSettings {
     recon::CoilCombination coil_combination = recon::SolveOptions{}.coil_combination;
     recon::CoilMapMethod coil_maps = recon::SolveOptions{}.coil_maps;
     int virtual_coils = 0;  // coil compression to this many virtual coils (PCA); 0: the coils as they are
+    // The data term of every MR solve (SolveOptions::weighting, as reconstudio-cli's --data-weighting);
+    // CT's statistical weights are its own and ignore it.
+    recon::DataWeighting weighting = recon::SolveOptions{}.weighting;
     bool operator==(const ReconSettings&) const = default;
 };
 
@@ -112,6 +115,7 @@ struct JobOutcome {
     double seconds = 0;                    // the CG loop
     double lambda = 0, lambda_scale = 0;
     QString method;
+    recon::DataWeighting weighting = recon::DataWeighting::Uniform;  // the data term the solve had (MR)
     QString lambda_rule;  // the job chose lambda (JobRequest::suggest_lambda): the rule and its numbers
     std::shared_ptr<const recon::CoilMaps> coil_maps;  // a SENSE solve: the maps it used
     std::optional<recon::CoilPreparation> coil_preparation;  // MR: what was done to the coils it reconstructed

@@ -79,6 +79,18 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
     regularizer_->setItemData(5, tr("Total variation that does not penalise edges of the reference image (ADMM)"),
                               Qt::ToolTipRole);
     form->addRow(tr("Regulariser:"), regularizer_);
+    data_term_ = new QComboBox(this);
+    data_term_->setObjectName(QStringLiteral("data-term"));
+    data_term_->addItem(tr("Least squares"), int(recon::DataWeighting::Uniform));
+    data_term_->addItem(tr("Density-weighted"), int(recon::DataWeighting::Density));
+    data_term_->setItemData(0, tr("||F x - d||^2: every sample counts alike"), Qt::ToolTipRole);
+    data_term_->setItemData(1, tr("Least squares weighted by the density weights gridding uses: on measured data its early "
+                                  "iterates are good images (BART's scans: BART's PSNR in 18-24 iterations, not 60) and a "
+                                  "lambda change converges in a few. Another problem, with its own solution and its own s; "
+                                  "on data that fit the model exactly (the demo cases) plain least squares ends better."),
+                          Qt::ToolTipRole);
+    data_term_->setToolTip(tr("The data term of the iterative solve (MR; reconstudio-cli --data-weighting)"));
+    form->addRow(tr("Data term:"), data_term_);
     suggest_ = new QPushButton(tr("Suggest lambda"), this);
     suggest_->setObjectName(QStringLiteral("suggest-lambda-button"));
     suggest_->setToolTip(tr("Choose lambda from the data by the documented rule of the regulariser "
@@ -184,6 +196,10 @@ TunePanel::TunePanel(ReconstructionController* controller, QWidget* parent)
             s.regularizer = kind;
         });
     });
+    connect(data_term_, &QComboBox::currentIndexChanged, this, [this] {
+        const auto w = recon::DataWeighting(data_term_->currentData().toInt());
+        edit([w](ReconSettings& s) { s.weighting = w; });
+    });
     connect(suggest_, &QPushButton::clicked, controller_, &ReconstructionController::suggestLambda);
     connect(controller_, &ReconstructionController::lambdaSuggested, this, &TunePanel::showAutoLambda);
     connect(iterations_, &QSpinBox::valueChanged, this, [this](int n) { edit([n](ReconSettings& s) { s.iterations = n; }); });
@@ -242,6 +258,7 @@ void TunePanel::showSettings(const ReconSettings& s) {
         shown_lambda_ = s.lambda;
     }
     regularizer_->setCurrentIndex(regularizer_->findData(int(s.regularizer)));
+    data_term_->setCurrentIndex(data_term_->findData(int(s.weighting)));
     showAutoLambda();
     iterations_->setValue(s.iterations);
     coil_combination_->setCurrentIndex(coil_combination_->findData(int(s.coil_combination)));
@@ -290,10 +307,17 @@ void TunePanel::showState() {
         virtual_coils_->setValue(controller_->settings().virtual_coils);
     }
     virtual_coils_->setEnabled(multi_coil);
-    const double s = controller_->summary().lambda_scale;
+    data_term_->setEnabled(controller_->modality() == Modality::Mr);  // CT weights by its photon counts
+    const double s = controller_->lambdaScale();
     if (controller_->modality() == Modality::Ct) {
         lambda_scale_->setText(s > 0 ? tr("penalty lambda * s * R(x), s = trace(A^T W A) / voxels = %1").arg(s, 0, 'g', 4)
                                      : tr("penalty lambda * s * R(x), s = trace(A^T W A) / voxels (at the first solve)"));
+        return;
+    }
+    if (controller_->densityWeighted()) {
+        lambda_scale_->setText(controller_->hasDataset() && s > 0
+                                   ? tr("penalty lambda * s * ||W rho||^2, s = Q_D(0) = %1 (density-weighted)").arg(s, 0, 'g', 4)
+                                   : tr("penalty lambda * s * ||W rho||^2, s = Q_D(0) (density-weighted; at the first solve)"));
         return;
     }
     lambda_scale_->setText(controller_->hasDataset()

@@ -35,6 +35,8 @@ public:
     QSlider* lambdaSlider() const { return lambda_slider_; }
     QLineEdit* lambdaField() const { return lambda_field_; }
     QComboBox* regularizerBox() const { return regularizer_; }
+    // The data term: least squares (uniform) or density-weighted least squares (MR; SolveOptions::weighting).
+    QComboBox* dataTermBox() const { return data_term_; }
     QPushButton* suggestButton() const { return suggest_; }
     // "auto: lambda = ... (rule)" while the lambda in use is the one Suggest chose; empty otherwise.
     QLabel* autoLambdaLabel() const { return auto_label_; }
@@ -61,6 +63,7 @@ private:
     QLineEdit* lambda_field_ = nullptr;
     QLabel* lambda_scale_ = nullptr;
     QComboBox* regularizer_ = nullptr;
+    QComboBox* data_term_ = nullptr;
     QSpinBox* iterations_ = nullptr;
     QComboBox* coil_combination_ = nullptr;
     QComboBox* coil_maps_ = nullptr;

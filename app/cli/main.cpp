@@ -723,6 +723,7 @@ ReconRun runRecon(Job& job, const std::string& only, bool gridding_output, Progr
             rec.lambda_scale = it.lambda_scale;
             rec.regularizer = toString(opts.regularizer);
             rec.method = it.method;
+            rec.data_weighting = toString(opts.weighting);
             rec.iterations = int(it.history.size());
             rec.history = std::move(it.history);
             if (cancelled && rec.iterations > 0 && !frame)

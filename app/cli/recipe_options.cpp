@@ -26,6 +26,7 @@ std::vector<std::string> recipeArguments(const io::Recipe& r) {
     if (r.tolerance) out.insert(out.end(), {"--tolerance", exact(*r.tolerance)});
     add("--preconditioner", r.preconditioner);
     add("--start", r.start);
+    add("--data-weighting", r.data_weighting);
     add("--precision", r.precision);
     add("--backend", r.backend);
     add("--method", r.fourier_method);

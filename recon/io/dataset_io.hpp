@@ -100,6 +100,7 @@ struct ReconstructionRecord {
     ComplexArray gridding_trilinear, gridding_kb, iterative;  // any may be empty
     double lambda = 0, lambda_scale = 0;
     std::string regularizer, method, backend;
+    std::string data_weighting = "uniform";  // the data term (recon/core/data_weighting.hpp): uniform | density
     int iterations = 0;
     std::vector<IterationRecord> history;
 };

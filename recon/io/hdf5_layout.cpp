@@ -365,6 +365,7 @@ void writeReconStudioResults(const std::string& path, const ReconstructionRecord
             h5::writeAttribute(r.get(), "lambda_scale", std::vector<double>{rec.lambda_scale});
             h5::writeAttribute(r.get(), "regularizer", rec.regularizer);
             h5::writeAttribute(r.get(), "method", rec.method);
+            h5::writeAttribute(r.get(), "data_weighting", rec.data_weighting);
             h5::writeAttribute(r.get(), "backend", rec.backend);
             h5::writeAttribute(r.get(), "iterations", std::vector<std::int64_t>{rec.iterations});
             h5::writeAttribute(r.get(), "software", std::string(RECONSTUDIO_NAME " " RECONSTUDIO_VERSION));

@@ -10,6 +10,7 @@
 
 #include "file_util.hpp"
 #include "recon/core/conventions.hpp"
+#include "recon/core/data_weighting.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/core/types.hpp"
 #include "recon/core/preconditioner_kind.hpp"
@@ -124,7 +125,8 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     if (!j.is_object()) throw InputError("recipe '" + origin + "': must be a JSON object, got " + j.type_name());
     FieldReader f(j, origin, "");
     f.rejectUnknown({kVersionKey, "method", "regularizer", "lambda", "iterations", "tolerance", "precision", "backend",
-                     "fourier_method", "nufft_tolerance", "basis", "coils", "coil_maps", "output", "slurm", "preconditioner", "start"});
+                     "fourier_method", "nufft_tolerance", "basis", "coils", "coil_maps", "output", "slurm", "preconditioner", "start",
+                     "data_weighting"});
     Recipe r;
     const auto version = f.integer(kVersionKey, 1, 1 << 20);
     if (!version) f.fail(kVersionKey, "is missing (the schema version, " + std::to_string(kRecipeVersion) + ")");
@@ -144,6 +146,7 @@ Recipe fromJson(const Json& j, const std::string& origin) {
     r.tolerance = f.number("tolerance", 0, 1);
     r.preconditioner = f.choice("preconditioner", parsePreconditioner);
     r.start = f.choice("start", parseStartImage);
+    r.data_weighting = f.choice("data_weighting", parseDataWeighting);
     r.precision = f.choice("precision", parsePrecision);
     r.backend = f.choice("backend", parseBackendChoice);
     r.fourier_method = f.text("fourier_method");
@@ -185,6 +188,7 @@ Json toJson(const Recipe& r, bool with_slurm) {
     put("tolerance", r.tolerance);
     put("preconditioner", r.preconditioner);
     put("start", r.start);
+    put("data_weighting", r.data_weighting);
     put("precision", r.precision);
     put("backend", r.backend);
     put("fourier_method", r.fourier_method);
@@ -228,7 +232,8 @@ void writeRecipe(const std::string& path, const Recipe& r) { writeTextAtomically
 const std::vector<std::string>& overridableKeys() {
     static const std::vector<std::string> keys = {"method",    "regularizer", "lambda",         "iterations",
                                                   "tolerance", "precision",   "backend",        "fourier_method",
-                                                  "nufft_tolerance", "basis", "coil_maps", "preconditioner", "start"};
+                                                  "nufft_tolerance", "basis", "coil_maps", "preconditioner", "start",
+                                                  "data_weighting"};
     return keys;
 }
 

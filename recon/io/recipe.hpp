@@ -34,6 +34,7 @@ struct Recipe {
     std::optional<double> tolerance;
     std::optional<std::string> preconditioner;  // none | circulant
     std::optional<std::string> start;           // zero | gridding (the quadratic CG's start)
+    std::optional<std::string> data_weighting;  // uniform | density (every solve's data term)
     std::optional<std::string> precision;       // float32 | float64
     std::optional<std::string> backend;         // auto | cpu | cuda
     std::optional<std::string> fourier_method;  // nufft | direct | a GPU kernel

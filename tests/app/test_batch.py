@@ -99,6 +99,20 @@ def recipe_checks(cli):
         with open(f"{tmp}/by_recipe.cfl", "rb") as a, open(f"{tmp}/typed.cfl", "rb") as b:
             if a.read() != b.read():
                 fail("recon --recipe and the same options typed give different images")
+        # The data term (issue 17): a recipe's data_weighting is --data-weighting typed, another image.
+        dw = os.path.join(tmp, "dw.json")
+        write(dw, json.dumps(dict(RECIPE, data_weighting="density")))
+        must(run(cli, "recon", "--case", "small-2d", "--recipe", dw, "--output", f"{tmp}/dw_recipe.cfl", "--quiet",
+                 env=env), "recon --recipe with data_weighting density")
+        must(run(cli, "recon", "--case", "small-2d", "--regularizer", "fd", "--lambda", "0.5", "--iterations", "15",
+                 "--backend", "cpu", "--data-weighting", "density", "--output", f"{tmp}/dw_typed.cfl", "--quiet",
+                 env=env), "recon --data-weighting density")
+        with open(f"{tmp}/dw_recipe.cfl", "rb") as a, open(f"{tmp}/dw_typed.cfl", "rb") as b:
+            if a.read() != b.read():
+                fail("a recipe's data_weighting density and --data-weighting density typed give different images")
+        with open(f"{tmp}/dw_recipe.cfl", "rb") as a, open(f"{tmp}/by_recipe.cfl", "rb") as b:
+            if a.read() == b.read():
+                fail("data_weighting density wrote the least-squares image")
         # An option typed on the command line wins over the recipe's.
         must(run(cli, "recon", "--case", "small-2d", "--recipe", r, "--iterations", "3", "--output",
                  f"{tmp}/three.cfl", "--report", f"{tmp}/three.json", "--quiet", env=env), "recon override")
@@ -112,6 +126,7 @@ def recipe_checks(cli):
             ('{"reconstudio_recipe": 1, "lambda": "automatic"}', "must be a number or \"auto\""),
             ('{"reconstudio_recipe": 9}', "reads version 1"),
             ('{"reconstudio_recipe": 1, "regularizer": "lasso"}', "'regularizer'"),
+            ('{"reconstudio_recipe": 1, "data_weighting": "jackson"}', "'data_weighting'"),
             ('{"reconstudio_recipe": 1,', "not valid JSON"),
         ]
         for text, expected in cases:

@@ -25,6 +25,7 @@ private slots:
         s.method = QStringLiteral("direct");
         s.coil_combination = recon::CoilCombination::Sense;
         s.coil_maps = recon::CoilMapMethod::Walsh;
+        s.weighting = recon::DataWeighting::Density;
         QTemporaryDir dir;
         const std::string path = dir.filePath("tuned.json").toStdString();
         recon::io::writeRecipe(path, recipeFromSettings(s));
@@ -32,7 +33,15 @@ private slots:
         QCOMPARE(QString::fromStdString(*r.method), QStringLiteral("iterative"));
         QCOMPARE(QString::fromStdString(r.coils), QStringLiteral("sense"));  // what the CLI reads (--coil-combine sense)
         QCOMPARE(QString::fromStdString(*r.coil_maps), QStringLiteral("walsh"));
+        QCOMPARE(QString::fromStdString(*r.data_weighting), QStringLiteral("density"));  // --data-weighting density
         QVERIFY(settingsFromRecipe(r, ReconSettings{}) == s);
+        // A recipe naming the data term sets it either way; one without keeps the window's.
+        ReconSettings weighted;
+        weighted.weighting = recon::DataWeighting::Density;
+        const auto uniform = recon::io::parseRecipe(R"({"reconstudio_recipe": 1, "data_weighting": "uniform"})", "u");
+        QVERIFY(settingsFromRecipe(uniform, weighted).weighting == recon::DataWeighting::Uniform);
+        const auto silent = recon::io::parseRecipe(R"({"reconstudio_recipe": 1})", "n");
+        QVERIFY(settingsFromRecipe(silent, weighted).weighting == recon::DataWeighting::Density);
     }
 
     void aPartialRecipeKeepsTheOtherSettings() {

@@ -66,6 +66,7 @@ private slots:
             QVERIFY(w->controller()->settings().coil_combination == defaults.coil_combination);
             QVERIFY(w->controller()->settings().coil_maps == defaults.coil_maps);
             QCOMPARE(w->controller()->settings().virtual_coils, 0);
+            QVERIFY(w->controller()->settings().weighting == defaults.weighting);
             quickSolves(*w);
             w->openDemo(kEightCoils);
             QTRY_VERIFY_WITH_TIMEOUT(finished(*w->controller()), kSolveTimeoutMs);
@@ -74,6 +75,8 @@ private slots:
             tune->coilCombinationBox()->setCurrentIndex(tune->coilCombinationBox()->findData(int(recon::CoilCombination::Sense)));
             tune->coilMapsBox()->setCurrentIndex(tune->coilMapsBox()->findData(int(recon::CoilMapMethod::Walsh)));
             tune->virtualCoilsBox()->setValue(4);
+            tune->dataTermBox()->setCurrentIndex(tune->dataTermBox()->findData(int(recon::DataWeighting::Density)));
+            QVERIFY(w->controller()->settings().weighting == recon::DataWeighting::Density);
             QVERIFY(w->controller()->settings().coil_combination == recon::CoilCombination::Sense);
             QVERIFY(w->controller()->settings().coil_maps == recon::CoilMapMethod::Walsh);
             QCOMPARE(w->controller()->settings().virtual_coils, 4);
@@ -84,6 +87,7 @@ private slots:
             QCOMPARE(s.value("recon/coil_combination").toString(), QStringLiteral("sense"));
             QCOMPARE(s.value("recon/coil_maps").toString(), QStringLiteral("walsh"));
             QCOMPARE(s.value("recon/virtual_coils").toInt(), 4);
+            QCOMPARE(s.value("recon/data_weighting").toString(), QStringLiteral("density"));
         }
 
         MainWindow w(persisted());
@@ -91,7 +95,9 @@ private slots:
         QVERIFY(r.coil_combination == recon::CoilCombination::Sense);
         QVERIFY(r.coil_maps == recon::CoilMapMethod::Walsh);
         QCOMPARE(r.virtual_coils, 4);
+        QVERIFY(r.weighting == recon::DataWeighting::Density);
         TunePanel* tune = w.tunePanel();
+        QCOMPARE(tune->dataTermBox()->currentData().toInt(), int(recon::DataWeighting::Density));
         QCOMPARE(tune->coilCombinationBox()->currentData().toInt(), int(recon::CoilCombination::Sense));
         QCOMPARE(tune->coilMapsBox()->currentData().toInt(), int(recon::CoilMapMethod::Walsh));
         // The next multi-coil data set is solved with them: SENSE with Walsh maps of 4 virtual coils.
@@ -102,6 +108,12 @@ private slots:
         QCOMPARE(w.controller()->coilMaps()->coils, 4);
         QCOMPARE(w.controller()->coilMaps()->source, std::string("walsh"));
         QVERIFY(w.dataPanel()->field(QStringLiteral("Virtual coils")).startsWith(QStringLiteral("4 of 8 coils")));
+        // The SENSE solve was the density-weighted one: its s, Q_D(0), is shown as such.
+        QVERIFY(w.controller()->lambdaScale() > 0 && w.controller()->lambdaScale() != w.controller()->summary().lambda_scale);
+        const QString scale = w.dataPanel()->field(QStringLiteral("lambda scale"));
+        QVERIFY2(scale.startsWith(QStringLiteral("density-weighted data term: s = Q_D(0)")) &&
+                     scale.contains(QString::number(w.controller()->lambdaScale(), 'g', 5)),
+                 qPrintable(scale));
         w.close();
     }
 
@@ -113,12 +125,14 @@ private slots:
             s.setValue("recon/coil_combination", QStringLiteral("sense"));
             s.setValue("recon/coil_maps", QStringLiteral("no-such-method"));
             s.setValue("recon/virtual_coils", -3);
+            s.setValue("recon/data_weighting", QStringLiteral("no-such-term"));
         }
         MainWindow w(persisted());
         const ReconSettings& r = w.controller()->settings();
         QVERIFY(r.coil_combination == recon::CoilCombination::Sense);
         QVERIFY(r.coil_maps == ReconSettings{}.coil_maps);
         QCOMPARE(r.virtual_coils, 0);
+        QVERIFY(r.weighting == ReconSettings{}.weighting);
     }
 };
 

@@ -1,7 +1,8 @@
 // The reconstruction panel against its controller (offscreen): the lambda field
 // always shows the lambda the solve uses, the panel says how the image shown was
 // started, the slider's tooltip states its real range, and the GUI's default
-// iteration count is the engine's (and so reconstudio-cli's).
+// iteration count is the engine's (and so reconstudio-cli's); the data term
+// chosen is the one the controller's solve uses.
 #include <QApplication>
 #include <QComboBox>
 #include <QLabel>
@@ -13,6 +14,7 @@
 
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
+#include "ui/pinned_snapshot.hpp"
 #include "ui/reconstruction_controller.hpp"
 #include "ui/tune_panel.hpp"
 #include "ui_test_support.hpp"
@@ -23,6 +25,15 @@ using namespace studio::testing;
 namespace {
 
 bool finished(const ReconstructionController& c) { return !isActive(c.state()) && c.state() != JobState::Idle; }
+
+// Short solves on the CPU (the same everywhere), restarted 10 ms after a change.
+void quickCpuSolves(ReconstructionController& c, int iterations) {
+    ReconSettings s = c.settings();
+    s.iterations = iterations;
+    s.backend = recon::BackendChoice::Cpu;
+    c.setSettings(s);
+    c.setDebounceInterval(10);
+}
 
 }  // namespace
 
@@ -86,11 +97,7 @@ private slots:
     // Issue 16, item 2: the panel says whether the image continued from an earlier one.
     void startLabelSaysWarmOrFromZero() {
         ReconstructionController c;
-        ReconSettings s = c.settings();
-        s.iterations = 4;
-        s.backend = recon::BackendChoice::Cpu;
-        c.setSettings(s);
-        c.setDebounceInterval(10);
+        quickCpuSolves(c, 4);
         TunePanel panel(&c);
         c.openDemo(kSmallDemo);
         QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
@@ -112,11 +119,7 @@ private slots:
     // and Suggest shows the chosen lambda with its rule until lambda is changed by hand.
     void sparsePriorsAndSuggestedLambda() {
         ReconstructionController c;
-        ReconSettings s = c.settings();
-        s.iterations = 20;
-        s.backend = recon::BackendChoice::Cpu;
-        c.setSettings(s);
-        c.setDebounceInterval(10);
+        quickCpuSolves(c, 20);
         TunePanel panel(&c);
         c.openDemo(kSmallDemo);
         QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
@@ -141,6 +144,69 @@ private slots:
         QVERIFY(label.contains(c.lambdaRule()));
         c.setLambda(0.05);
         QVERIFY(panel.autoLambdaLabel()->text().isEmpty());
+    }
+
+    // Issue 17: choosing "Density-weighted" re-solves from zero with the weighted data term: the image is the
+    // engine's density-weighted solve for the same settings (what reconstudio-cli --data-weighting density
+    // runs), not the least-squares one, with its own s, and the panel and a pin name it.
+    void densityWeightedDataTermReachesTheSolve() {
+        ReconstructionController c;
+        quickCpuSolves(c, 8);
+        const ReconSettings s = c.settings();
+        TunePanel panel(&c);
+        SnapshotPin pin(&c);
+        QComboBox* box = panel.dataTermBox();
+        QCOMPARE(box->currentData().toInt(), int(recon::DataWeighting::Uniform));  // the engine's default
+        c.openDemo(kSmallDemo, false);
+        QTRY_VERIFY_WITH_TIMEOUT(finished(c), kSolveTimeoutMs);
+        QCOMPARE(toString(c.state()), toString(JobState::Completed));
+        const recon::ComplexArray uniform = *c.layers().get(Layer::Iterative)->volume.data;
+        QCOMPARE(c.lambdaScale(), c.summary().lambda_scale);
+        QVERIFY(box->isEnabled());
+
+        const quint64 generation = c.generation();
+        box->setCurrentIndex(box->findData(int(recon::DataWeighting::Density)));
+        QVERIFY(c.settings().weighting == recon::DataWeighting::Density);
+        QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 1 && finished(c), kSolveTimeoutMs);
+        QCOMPARE(toString(c.state()), toString(JobState::Completed));
+        QVERIFY(!c.warmStart());  // another problem: from zero, as a regulariser change
+        QCOMPARE(c.totalIterations(), 8);
+        const recon::ComplexArray weighted = *c.layers().get(Layer::Iterative)->volume.data;
+
+        recon::ReconstructionSession reference(recon::createCpuBackend(recon::Precision::Single));
+        reference.setDataset(c.dataset());
+        recon::SolveOptions o;
+        o.regularizer = s.regularizer;
+        o.lambda = s.lambda;
+        o.iterations = s.iterations;
+        o.weighting = recon::DataWeighting::Density;
+        recon::CallbackMonitor quiet;
+        const recon::SolveResult expected = reference.solve(o, quiet);
+        QCOMPARE(weighted.size(), expected.image.size());
+        double to_expected = 0, to_uniform = 0, largest = 0;
+        for (std::size_t i = 0; i < weighted.size(); ++i) {
+            to_expected = std::max(to_expected, std::abs(weighted[i] - expected.image[i]));
+            to_uniform = std::max(to_uniform, std::abs(weighted[i] - uniform[i]));
+            largest = std::max(largest, std::abs(expected.image[i]));
+        }
+        QVERIFY2(to_expected <= 1e-5 * largest && to_uniform > 1e-2 * largest,
+                 qPrintable(QStringLiteral("from the weighted solve %1, from least squares %2, of %3")
+                                .arg(to_expected).arg(to_uniform).arg(largest)));
+        // Its s is Q_D(0), not Q(0), and the panel says so.
+        QVERIFY(std::abs(c.lambdaScale() - expected.lambda_scale) <= 1e-12 * expected.lambda_scale);
+        QVERIFY(std::abs(c.lambdaScale() - c.summary().lambda_scale) > 1e-3 * c.summary().lambda_scale);
+        QVERIFY(pin.pin(QStringLiteral("W")));
+        QVERIFY2(pin.snapshot()->describe().contains(QStringLiteral("fd, density-weighted, 8 iterations")),
+                 qPrintable(pin.snapshot()->describe()));
+
+        // Back to least squares: the first image again (a solve from zero is reproducible).
+        box->setCurrentIndex(box->findData(int(recon::DataWeighting::Uniform)));
+        QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 2 && finished(c), kSolveTimeoutMs);
+        const recon::ComplexArray& again = *c.layers().get(Layer::Iterative)->volume.data;
+        double back = 0;
+        for (std::size_t i = 0; i < again.size(); ++i) back = std::max(back, std::abs(again[i] - uniform[i]));
+        QVERIFY2(back <= 1e-6 * largest, qPrintable(QString::number(back)));
+        QCOMPARE(c.lambdaScale(), c.summary().lambda_scale);
     }
 };
 

@@ -204,9 +204,23 @@ private slots:
         s.method = QStringLiteral("direct");
         DatasetSummary d;
         d.lambda_scale = 1234.5;
-        const QByteArray json = settingsJson(s, d, BackendReport{});
+        const QByteArray json = settingsJson(s, d, BackendReport{}, d.lambda_scale);
         QVERIFY(json.contains("\"lambda_scale\": 1234.5"));
+        QVERIFY(json.contains("\"data_weighting\": \"uniform\""));
         QCOMPARE(settingsFromJson(json), s);
+        // The density-weighted data term: named, with its own s, and read back.
+        s.weighting = recon::DataWeighting::Density;
+        const QByteArray weighted = settingsJson(s, d, BackendReport{}, 99.5);
+        QVERIFY2(weighted.contains("\"data_weighting\": \"density\"") && weighted.contains("\"lambda_scale\": 99.5") &&
+                     weighted.contains("Q_D(0)"),
+                 weighted.constData());
+        QCOMPARE(settingsFromJson(weighted), s);
+        try {
+            settingsFromJson(R"({"data_weighting": "pipe-menon"})");
+            QFAIL("an unknown data term was accepted");
+        } catch (const recon::InputError& e) {
+            QVERIFY2(QString(e.what()).contains("data_weighting") && QString(e.what()).contains("pipe-menon"), e.what());
+        }
         try {
             settingsFromJson(R"({"lambda": -1})");
             QFAIL("a negative lambda was accepted");

@@ -9,6 +9,7 @@
 #include "io_test_support.hpp"
 #include "recon/core/errors.hpp"
 #include "recon/io/dataset_io.hpp"
+#include "recon/io/hdf5_util.hpp"
 
 namespace recon::test {
 namespace {
@@ -73,6 +74,7 @@ TEST(Hdf5LayoutFile, ResultsAreWrittenReplacedAndReadBack) {
     rec.regularizer = "fd";
     rec.method = "nufft";
     rec.backend = "cpu";
+    rec.data_weighting = "density";
     rec.iterations = 2;
     for (int i = 0; i <= 2; ++i) {
         IterationRecord it;
@@ -114,6 +116,7 @@ TEST(Hdf5LayoutFile, ResultsAreWrittenReplacedAndReadBack) {
     H5Aread(a, H5T_NATIVE_DOUBLE, &scale);
     EXPECT_EQ(scale, 123.5);
     H5Aclose(a);
+    EXPECT_EQ(io::h5::readStringAttribute(r, "data_weighting", {path, "/results"}, "absent"), "density");
     H5Gclose(r);
     H5Tclose(mt);
     H5Sclose(sp);

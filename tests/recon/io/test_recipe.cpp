@@ -21,6 +21,7 @@ const char* kFull = R"({
   "tolerance": 0.001,
   "preconditioner": "circulant",
   "start": "gridding",
+  "data_weighting": "density",
   "precision": "float64",
   "backend": "cpu",
   "fourier_method": "nufft",
@@ -40,6 +41,7 @@ TEST(Recipe, ReadsEveryField) {
     EXPECT_DOUBLE_EQ(*r.tolerance, 0.001);
     EXPECT_EQ(*r.preconditioner, "circulant");
     EXPECT_EQ(*r.start, "gridding");
+    EXPECT_EQ(*r.data_weighting, "density");
     EXPECT_EQ(*r.precision, "float64");
     EXPECT_EQ(*r.backend, "cpu");
     EXPECT_EQ(*r.fourier_method, "nufft");
@@ -59,6 +61,7 @@ TEST(Recipe, MinimalRecipeLeavesDefaultsAbsent) {
     EXPECT_FALSE(r.lambda);
     EXPECT_FALSE(r.iterations);
     EXPECT_FALSE(r.regularizer);
+    EXPECT_FALSE(r.data_weighting);  // the CLI's default, uniform
     EXPECT_EQ(r.output_format, "h5");
     EXPECT_FALSE(r.gridding_output);
 }
@@ -84,6 +87,10 @@ TEST(Recipe, BadInputNamesFileAndField) {
                          "'preconditioner'", "none or circulant");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "start": "fdk"})", "a.json"), InputError, "'start'",
                          "zero or gridding");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "data_weighting": "jackson"})", "a.json"), InputError,
+                         "a.json", "'data_weighting'", "uniform or density");
+    EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "data_weighting": true})", "a.json"), InputError,
+                         "'data_weighting' must be a string");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lamda": 1})", "a.json"), InputError,
                          "unknown key 'lamda'", "lambda");
     EXPECT_THROW_MESSAGE(parseRecipe(R"({"reconstudio_recipe": 1, "lambda": -1})", "a.json"), InputError, "'lambda'",
@@ -169,6 +176,24 @@ TEST(Recipe, HashFollowsTheImageNotTheCluster) {
     EXPECT_NE(io::recipeHash(other_maps), io::recipeHash(base));
     io::applyOverride(other_maps, "coil_maps", "lowres", "m.csv row 2");
     EXPECT_EQ(*other_maps.coil_maps, "lowres");
+}
+
+// The data term is another problem, so another image: in the canonical JSON, the hash and a manifest's columns.
+TEST(Recipe, DataWeightingRoundTripsAndChangesTheHash) {
+    const io::Recipe base = io::parseRecipe(kFull, "full.json");
+    const std::string text = io::recipeToJson(base);
+    EXPECT_NE(text.find("\"data_weighting\": \"density\""), std::string::npos) << text;
+    EXPECT_EQ(*io::parseRecipe(text, "written.json").data_weighting, "density");
+    io::Recipe uniform = base;
+    io::applyOverride(uniform, "data_weighting", "uniform", "m.csv row 2");
+    EXPECT_EQ(*uniform.data_weighting, "uniform");
+    EXPECT_NE(io::recipeHash(uniform), io::recipeHash(base));
+    io::Recipe absent = base;
+    absent.data_weighting.reset();
+    EXPECT_NE(io::recipeHash(absent), io::recipeHash(base));
+    EXPECT_EQ(io::recipeToJson(absent).find("data_weighting"), std::string::npos);
+    EXPECT_THROW_MESSAGE(io::applyOverride(uniform, "data_weighting", "weighted", "m.csv row 3"), InputError, "m.csv row 3",
+                         "'data_weighting'", "uniform or density");
 }
 
 }  // namespace
