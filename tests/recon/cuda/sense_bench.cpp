@@ -1,6 +1,6 @@
 // Where the time of one SENSE reconstruction goes (issue 14's speed targets; not a test: prints figures).
 //   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps] [--demo NAME] [--preconditioner-only]
-//               [--data-weighting density] [--lambda-change-only]
+//               [--data-weighting density] [--lambda-change-only] [--sense-maps espirit|walsh|ring]
 // The reference paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), smooth
 // synthetic coil maps, data from the backend's NUFFT plus a correlated noise scan; data on the host
 // in, image on the host out, in a warm process (one untimed run first, as a workstation that has
@@ -14,9 +14,19 @@
 //   cudaMalloc/cudaFree ("cudaMalloc"), then from the stream-ordered pool ("pool", the default). Between them: the normal product alone (per coil against
 //   batched) and the λ change to convergence (its definition printed: PSNR against the truth by iteration).
 // Then the preconditioner's rows (plain CG against SENSE's preconditioner: residuals and PSNR by
-// iteration, iterations to plain CG's PSNR and to a converged image, cold and after a λ change, timed).
-// --preconditioner-only: those rows alone (--lambda-change-only: of them the long solves and the λ change
-// to 1 % of their image); --demo NAME: those rows on a demo case with its ESPIRiT maps.
+// iteration, iterations to plain CG's PSNR and to a converged image, cold and after a λ change, timed)
+// and the λ change to a converged image (lambdaChangeRows: uniform and density-weighted data term, plain CG and
+// preconditioned; after a cold budget solve at λ 0.02 the first change to 0.04, back to 0.02, onward to 0.01,
+// each warm and recycled as the session does it). "Converged" there: the first iterate within 1 % (relative l2,
+// complex) of a long solve's image at the new λ and data term (the preconditioned CG from zero, 8x the
+// budget), or, the looser mark, with a PSNR within 0.1 dB of that long solve's; iterations, then the wall
+// seconds of each change's solve call replayed to that count from a fresh session.
+// Those rows solve with the maps a user's session has: estimated by the session from the bench's own data
+// (--sense-maps espirit, the default, or walsh; the PSNR against the truth times the whitened true maps' root
+// sum of squares inside the maps' mask, the image such maps give); --sense-maps ring: the true ring maps
+// whitened (weak in the corners: in float32 no solve converges there to 1 %, docs/SENSE.md).
+// --preconditioner-only: those rows alone (--lambda-change-only: the λ change's alone); --demo NAME: both
+// on a demo case with its ESPIRiT maps.
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
 // --data-weighting density: the whole rows alone (from the pool), each uniform and then with the density-weighted
 // data term (its weights a stage of their own, "D"), in turns.
@@ -158,58 +168,98 @@ double magnitudePsnr(const ComplexArray& x, const ComplexArray& truth) {
     return measureQuality(m, t, false).psnr_db;
 }
 
-// A monitor that keeps each iterate's PSNR against the truth (magnitudes; snapshots every iteration).
 // ||x - ref|| / ||ref|| (complex images).
 double relativeDistance(const ComplexArray& x, const ComplexArray& ref) { return measureQuality(x, ref, false).error_percent / 100; }
 
-// With a reference image, also relativeDistance to it.
+// A monitor that keeps each iterate's PSNR against the truth (magnitudes; snapshots every iteration).
 struct PsnrMonitor final : Monitor {
     const ComplexArray* truth = nullptr;
-    const ComplexArray* reference = nullptr;
-    std::vector<double> psnr, residual, distance;
+    std::vector<double> psnr, residual;
     void iteration(int, const IterationRecord& r, const ComplexArray* snapshot) override {
         if (!snapshot) return;
         psnr.push_back(magnitudePsnr(*snapshot, *truth));
         residual.push_back(r.residual);
-        if (reference) distance.push_back(relativeDistance(*snapshot, *reference));
     }
 };
 
+// What the preconditioner's and the λ change's rows solve with: every session is given the same maps (estimated
+// once, as a user's session holds them), and the image those maps should give (`truth`, in the maps' units).
+struct SenseCase {
+    std::shared_ptr<const Dataset> data;
+    CoilMaps maps;
+    ComplexArray truth;
+};
+
+SolveOptions senseOptions(PreconditionerKind pk, double lambda, int iterations, DataWeighting weighting = DataWeighting::Uniform) {
+    SolveOptions o;
+    o.iterations = iterations;
+    o.lambda = lambda;
+    o.snapshot_every = 0;
+    o.method = {"nufft", kDefaultNufftTolerance};
+    o.coil_combination = CoilCombination::Sense;
+    o.preconditioner = pk;
+    o.weighting = weighting;
+    return o;
+}
+
+void startSession(ReconstructionSession& s, const SenseCase& sc) {
+    s.setDataset(sc.data);
+    s.setCoilMaps(sc.maps);
+}
+
+// The long solves the rows measure against, one per data term and λ, made when first asked for: the
+// circulant-preconditioned CG from zero for `iterations` (8x the budget). `drift`: how far its image moved over
+// the second half (||x_its - x_its/2|| / ||x_its||), the reference's own uncertainty.
+struct LongSolve {
+    ComplexArray image;
+    double psnr = 0, residual = 0, drift = 0;
+};
+class LongSolves {
+public:
+    LongSolves(std::shared_ptr<Backend> b, const SenseCase& sc, int iterations) : b_(std::move(b)), sc_(sc), iterations_(iterations) {}
+    const LongSolve& at(DataWeighting w, double lambda) {
+        const auto key = std::make_pair(int(w), lambda);
+        auto it = solves_.find(key);
+        if (it != solves_.end()) return it->second;
+        ReconstructionSession s(b_);
+        startSession(s, sc_);
+        struct Half final : Monitor {
+            ComplexArray image;
+            void iteration(int, const IterationRecord&, const ComplexArray* x) override {
+                if (x && image.empty()) image = *x;
+            }
+        } half;
+        SolveOptions o = senseOptions(PreconditionerKind::Circulant, lambda, iterations_, w);
+        o.snapshot_every = iterations_ / 2;
+        const SolveResult r = s.solve(o, half);
+        LongSolve l{r.complex_image, magnitudePsnr(r.complex_image, sc_.truth), r.history.back().residual,
+                    relativeDistance(half.image, r.complex_image)};
+        std::printf("  long solve (%s, lambda %.3f, circulant, %d its from zero): relative residual %.2e, PSNR %.2f dB,"
+                    " moved %.2e over its last %d its\n", toString(w).c_str(), lambda, iterations_, l.residual, l.psnr, l.drift,
+                    iterations_ / 2);
+        std::fflush(stdout);
+        return solves_.emplace(key, std::move(l)).first->second;
+    }
+
+private:
+    std::shared_ptr<Backend> b_;
+    const SenseCase& sc_;
+    int iterations_;
+    std::map<std::pair<int, double>, LongSolve> solves_;
+};
+
 // The preconditioner's rows (SolveOptions::preconditioner none against circulant: SENSE's, with
-// its diagonal correction). "Converged": every later iterate within 0.1 dB (PSNR against the truth)
-// of a long solve's, the reference being the preconditioned solve at 8x the budget from zero. Per kind:
+// its diagonal correction). "Converged" here: every later iterate within 0.1 dB (PSNR against the truth)
+// of a long solve's (LongSolves). Per kind:
 //   cold  - iterations from zero to plain CG's budget-iteration PSNR (within 0.1 dB), and to converged;
-//   λ     - after the λ = 0.02 solve (the budget), warm at λ = 0.05: iterations to converged;
+//   λ     - after the λ = 0.02 solve (the budget), warm at λ = 0.04: iterations to converged;
 // then timed, each from a fresh session: the whole reconstruction (setDataset to the image on the
 // host, as `run` times it) to converged, and the λ change to converged (the warm solve's call).
-struct Curve {
-    std::vector<double> psnr;
-};
-void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>& data, const ComplexArray& maps,
-                        const std::string& maps_source, int iterations, int repeats, bool lambda_change_only = false) {
-    const double lambda0 = 0.02, lambda1 = 0.05;
-    auto session = [&](ReconstructionSession& s) {
-        s.setDataset(data);
-        CoilMaps given;
-        given.maps = maps;
-        given.coils = data->coils;
-        given.mask.assign(data->grid.voxels(), 1);
-        given.source = maps_source;
-        s.setCoilMaps(std::move(given));
-    };
-    auto options = [&](PreconditionerKind pk, double lambda, int its) {
-        SolveOptions o;
-        o.iterations = its;
-        o.lambda = lambda;
-        o.snapshot_every = 0;
-        o.method = {"nufft", kDefaultNufftTolerance};
-        o.coil_combination = CoilCombination::Sense;
-        o.preconditioner = pk;
-        return o;
-    };
+void preconditionerRows(const std::shared_ptr<Backend>& b, const SenseCase& sc, LongSolves& references, int iterations, int repeats) {
+    const double lambda0 = 0.02, lambda1 = 0.04;
     auto curve = [&](ReconstructionSession& s, SolveOptions o) {
         PsnrMonitor monitor;
-        monitor.truth = &data->truth;
+        monitor.truth = &sc.truth;
         o.snapshot_every = 1;
         s.solve(o, monitor);
         std::printf("        %s lambda %.2f%s relative residual:", toString(o.preconditioner).c_str(), o.lambda, o.warm_start ? " warm" : "");
@@ -230,28 +280,18 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
             if (p[i] >= target - 0.1) return i + 1;
         return std::size_t(0);
     };
-    double reference[2];
-    ComplexArray reference_image[2];
-    for (int i = 0; i < 2; ++i) {
-        ReconstructionSession s(b);
-        session(s);
-        const SolveResult r = s.solve(options(PreconditionerKind::Circulant, i ? lambda1 : lambda0, 8 * iterations));
-        std::printf("  long solve %d: relative residual %.2e\n", i, r.history.back().residual);
-        reference[i] = magnitudePsnr(r.complex_image, data->truth);
-        reference_image[i] = r.complex_image;
-    }
+    const double reference[2] = {references.at(DataWeighting::Uniform, lambda0).psnr, references.at(DataWeighting::Uniform, lambda1).psnr};
     double plain_budget = 0;
-    std::printf("preconditioner (%s maps): long solves (circulant, %d its from zero) PSNR %.2f dB at lambda %.2f, %.2f dB at %.2f\n",
-                maps_source.c_str(), 8 * iterations, reference[0], lambda0, reference[1], lambda1);
+    std::printf("preconditioner (%s maps): long solves PSNR %.2f dB at lambda %.2f, %.2f dB at %.2f\n", sc.maps.source.c_str(),
+                reference[0], lambda0, reference[1], lambda1);
     for (PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
-        if (lambda_change_only) break;
         std::vector<double> cold, warm;
         {
             ReconstructionSession s(b);
-            session(s);
-            cold = curve(s, options(pk, lambda0, 4 * iterations));
-            s.solve(options(pk, lambda0, iterations));
-            SolveOptions o = options(pk, lambda1, 4 * iterations);
+            startSession(s, sc);
+            cold = curve(s, senseOptions(pk, lambda0, 4 * iterations));
+            s.solve(senseOptions(pk, lambda0, iterations));
+            SolveOptions o = senseOptions(pk, lambda1, 4 * iterations);
             o.warm_start = true;
             warm = curve(s, o);
         }
@@ -268,22 +308,22 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
             if (to_budget > 0) {
                 const auto t0 = Clock::now();
                 ReconstructionSession s(b);
-                session(s);
-                s.solve(options(pk, lambda0, int(to_budget)));
+                startSession(s, sc);
+                s.solve(senseOptions(pk, lambda0, int(to_budget)));
                 whole_budget = since(t0);
             }
             if (cold_conv > 0) {
                 const auto t0 = Clock::now();
                 ReconstructionSession s(b);
-                session(s);
-                s.solve(options(pk, lambda0, int(cold_conv)));
+                startSession(s, sc);
+                s.solve(senseOptions(pk, lambda0, int(cold_conv)));
                 whole = since(t0);
             }
             if (warm_conv > 0) {
                 ReconstructionSession s(b);
-                session(s);
-                s.solve(options(pk, lambda0, iterations));
-                SolveOptions o = options(pk, lambda1, int(warm_conv));
+                startSession(s, sc);
+                s.solve(senseOptions(pk, lambda0, iterations));
+                SolveOptions o = senseOptions(pk, lambda1, int(warm_conv));
                 o.warm_start = true;
                 const auto t0 = Clock::now();
                 s.solve(o);
@@ -296,59 +336,94 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const std::shared_ptr
         std::printf("\n");
         std::fflush(stdout);
     }
-    // The lambda change by the image itself (issue 14: a converged image): iterations until
-    // ||x - x_ref|| <= 1 % of ||x_ref||, x_ref the long solve at the new lambda, after a budget-iteration
-    // cold solve at lambda0: the first change to lambda1, then back; recycled (kept_directions 0, the
-    // default: x, x_c) against the plain restart (-1); then each change timed alone to that count.
-    constexpr double kClose = 1e-2;
-    std::printf("  lambda change to %g of the long solve's image (circulant; ref distance %.3g):\n", kClose,
-                relativeDistance(reference_image[1], reference_image[0]));
-    for (const int kept : {0, -1}) {
-        auto change = [&](ReconstructionSession& s, int to, int cap, PsnrMonitor* monitor) {
-            SolveOptions o = options(PreconditionerKind::Circulant, to ? lambda1 : lambda0, cap);
-            o.warm_start = true;
-            o.kept_directions = kept;
-            o.snapshot_every = monitor ? 1 : 0;
-            Monitor none;
-            s.solve(o, monitor ? static_cast<Monitor&>(*monitor) : none);
-        };
-        std::size_t its[2] = {0, 0};
-        {
-            ReconstructionSession s(b);
-            session(s);
-            SolveOptions o = options(PreconditionerKind::Circulant, lambda0, iterations);
-            o.kept_directions = kept;
-            s.solve(o);
-            for (const int to : {1, 0}) {
-                PsnrMonitor m;
-                m.truth = &data->truth;
-                m.reference = &reference_image[to];
-                change(s, to, 4 * iterations, &m);
-                for (std::size_t i = 0; i < m.distance.size() && !its[1 - to]; ++i)
-                    if (m.distance[i] <= kClose) its[1 - to] = i + 1;
-                std::printf("    kept %2d, lambda -> %.2f: distance", kept, to ? lambda1 : lambda0);
-                for (std::size_t i : {1, 2, 3, 5, 10, 20, 40})
-                    if (i <= m.distance.size()) std::printf(" %zu:%.2e", i, m.distance[i - 1]);
-                std::printf(" | to %g at its %zu\n", kClose, its[1 - to]);
+}
+
+// Issue 14's λ change to a converged image. A warm λ change (recycled, the session's default) is "converged" at
+// the first iterate that meets the mark: "1 %" - ||x - x_ref|| <= 1 % of ||x_ref|| (complex images), or
+// "0.1 dB" - its PSNR (|x| against |truth|) within 0.1 dB of x_ref's; x_ref the long solve at the new λ and
+// the same data term (LongSolves). CG is stopped there (the monitor cancels the next iteration), so the next
+// change starts from the image a user who waited for convergence would have; changes that do not reach the mark
+// run `cap` iterations (printed as >cap).
+enum class Mark { Close, Psnr };
+struct StopAtMark final : Monitor {
+    std::atomic<bool> stop{false};
+    Mark mark;
+    const ComplexArray& truth;
+    const LongSolve& reference;
+    int count = 0, reached = 0;
+    StopAtMark(Mark m, const ComplexArray& t, const LongSolve& ref) : Monitor(&stop), mark(m), truth(t), reference(ref) {}
+    void iteration(int, const IterationRecord&, const ComplexArray* x) override {
+        ++count;
+        if (!x || reached) return;
+        // Only the mark's own measure here (at 128^3 each costs tens of ms on the host).
+        if (mark == Mark::Close ? relativeDistance(*x, reference.image) <= 1e-2 : std::abs(magnitudePsnr(*x, truth) - reference.psnr) < 0.1) {
+            reached = count;
+            stop = true;
+        }
+    }
+};
+
+// For each data term and preconditioner, after a cold `iterations` solve at λ0: the first change (λ0 -> 2 λ0),
+// back (-> λ0), onward (-> λ0/2, a λ not solved on the warm path; docs/SCALING.md's sequence), each warm, to each
+// mark: iterations (monitored), then the same chain replayed `repeats` times from fresh sessions, each change's
+// solve call timed (the preconditioner's rebuild, the recycled start, CG, the image to the host).
+void lambdaChangeRows(const std::shared_ptr<Backend>& b, const SenseCase& sc, LongSolves& references, int iterations, int repeats) {
+    const double lambda0 = 0.02;
+    const double to[3] = {2 * lambda0, lambda0, lambda0 / 2};
+    const char* names[3] = {"first", "back", "onward"};
+    const int cap = 2 * iterations;
+    std::printf("lambda change to a converged image (%s maps; cold %d its at %.2f, then %.2f, %.2f, %.2f warm, recycled; cap %d its):\n",
+                sc.maps.source.c_str(), iterations, lambda0, to[0], to[1], to[2], cap);
+    for (DataWeighting w : {DataWeighting::Uniform, DataWeighting::Density}) {
+        const LongSolve* ref[3];
+        for (int i = 0; i < 3; ++i) ref[i] = &references.at(w, to[i]);
+        std::printf("  references (%s) apart: %.3f (%.2f vs %.2f), %.3f (%.2f vs %.2f)\n", toString(w).c_str(),
+                    relativeDistance(ref[1]->image, ref[0]->image), to[1], to[0], relativeDistance(ref[2]->image, ref[1]->image), to[2],
+                    to[1]);
+        for (PreconditionerKind pk : {PreconditionerKind::None, PreconditionerKind::Circulant}) {
+            for (Mark mark : {Mark::Close, Mark::Psnr}) {
+                int its[3];
+                bool ok[3];
+                double distance[3], psnr[3];
+                {
+                    ReconstructionSession s(b);
+                    startSession(s, sc);
+                    s.solve(senseOptions(pk, lambda0, iterations, w));
+                    for (int i = 0; i < 3; ++i) {
+                        StopAtMark monitor(mark, sc.truth, *ref[i]);
+                        SolveOptions o = senseOptions(pk, to[i], cap, w);
+                        o.warm_start = true;
+                        o.snapshot_every = 1;
+                        const SolveResult r = s.solve(o, monitor);
+                        ok[i] = monitor.reached > 0;
+                        its[i] = ok[i] ? monitor.reached : monitor.count;
+                        distance[i] = relativeDistance(r.complex_image, ref[i]->image);  // both measures where it stopped
+                        psnr[i] = magnitudePsnr(r.complex_image, sc.truth) - ref[i]->psnr;
+                    }
+                }
+                std::vector<double> seconds[3];
+                for (int r = 0; r < repeats; ++r) {
+                    ReconstructionSession s(b);
+                    startSession(s, sc);
+                    s.solve(senseOptions(pk, lambda0, iterations, w));
+                    for (int i = 0; i < 3; ++i) {
+                        SolveOptions o = senseOptions(pk, to[i], its[i], w);
+                        o.warm_start = true;
+                        const auto t0 = Clock::now();
+                        s.solve(o);
+                        seconds[i].push_back(since(t0));
+                    }
+                }
+                std::printf("  %-7s %-9s to %-6s", toString(w).c_str(), toString(pk).c_str(), mark == Mark::Close ? "1 %" : "0.1 dB");
+                for (int i = 0; i < 3; ++i) {
+                    std::printf(" | %s %s%d its (%.1e, %+.2f dB)", names[i], ok[i] ? "" : ">", its[i], distance[i], psnr[i]);
+                    for (double t : seconds[i]) std::printf(" %.3f", t);
+                    std::printf(" s");
+                }
+                std::printf("\n");
+                std::fflush(stdout);
             }
         }
-        std::printf("    kept %2d timed: first change (%zu its), back (%zu its):", kept, its[0], its[1]);
-        for (int r = 0; r < repeats; ++r) {
-            if (!its[0] || !its[1]) break;
-            ReconstructionSession s(b);
-            session(s);
-            SolveOptions o = options(PreconditionerKind::Circulant, lambda0, iterations);
-            o.kept_directions = kept;
-            s.solve(o);
-            auto t0 = Clock::now();
-            change(s, 1, int(its[0]), nullptr);
-            const double first = since(t0);
-            t0 = Clock::now();
-            change(s, 0, int(its[1]), nullptr);
-            std::printf(" | %.4f s, %.4f s", first, since(t0));
-        }
-        std::printf("\n");
-        std::fflush(stdout);
     }
 }
 
@@ -463,6 +538,7 @@ int main(int argc, char** argv) {
         bool lambda_change_only = false;   // of those, only the lambda change to 1 % of the long solve's image
         bool weighted_rows = false;        // only the whole rows, uniform and density-weighted
         std::string demo;  // a demo case instead (its ESPIRiT maps): the preconditioner's rows only
+        std::string sense_maps = "espirit";  // the preconditioner's and the lambda change's maps: espirit, walsh, ring
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             auto value = [&]() -> int {
@@ -479,8 +555,10 @@ int main(int argc, char** argv) {
             else if (a == "--preconditioner-only") preconditioner_only = true;
             else if (a == "--lambda-change-only") preconditioner_only = lambda_change_only = true;
             else if (a == "--data-weighting" && i + 1 < argc) weighted_rows = parseDataWeighting(argv[++i]) == DataWeighting::Density;
-            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only, --data-weighting W)");
+            else if (a == "--sense-maps" && i + 1 < argc) sense_maps = argv[++i];
+            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only, --data-weighting W, --sense-maps espirit|walsh|ring)");
         }
+        if (sense_maps != "ring") parseCoilMapMethod(sense_maps);  // bad names refused before any work
         std::shared_ptr<Backend> b;
         if (cpu) {
             b = createCpuBackend(Precision::Single);
@@ -496,10 +574,12 @@ int main(int argc, char** argv) {
             const std::shared_ptr<const Dataset> data = simulate(demoCase(demo));
             ReconstructionSession s(b);
             s.setDataset(data);
-            const CoilMaps espirit = s.coilMaps(CoilMapMethod::Espirit);
+            const SenseCase sc{data, s.coilMaps(CoilMapMethod::Espirit), data->truth};
             std::printf("%s; SENSE on %s (%s, %d coils, M = %zu per coil), %d CG iterations\n", b->info().describe().c_str(), demo.c_str(),
                         data->grid.describe().c_str(), data->coils, data->samples(), iterations);
-            preconditionerRows(b, data, espirit.maps, "ESPIRiT", iterations, repeats, lambda_change_only);
+            LongSolves references(b, sc, 8 * iterations);
+            if (!lambda_change_only) preconditionerRows(b, sc, references, iterations, repeats);
+            lambdaChangeRows(b, sc, references, iterations, repeats);
             return 0;
         }
         ComplexArray truth_maps;
@@ -517,8 +597,34 @@ int main(int argc, char** argv) {
         // The maps the estimates should find: the true ones whitened as the session whitens the data.
         ComplexArray whitened_maps = truth_maps;
         prewhiten(whitened_maps, coils, noiseCovariance(data->noise, coils));
+        // The preconditioner's and the lambda change's maps: as a user's session has them, estimated from the data
+        // (ESPIRiT: zero outside their mask, sum_c |S_c|^2 = 1 inside; Walsh: normalised), whose image is the
+        // truth times the whitened true maps' root sum of squares (inside the mask) up to a phase; or the true
+        // ring maps whitened (--sense-maps ring), whose image is the truth.
+        SenseCase sc{data, {}, data->truth};
+        if (sense_maps == "ring") {
+            sc.maps = {whitened_maps, std::vector<std::uint8_t>(data->grid.voxels(), 1), coils, "ring of Gaussian bumps, whitened"};
+        } else {
+            ReconstructionSession s(b);
+            s.setDataset(data);
+            const auto t0 = Clock::now();
+            sc.maps = s.coilMaps(parseCoilMapMethod(sense_maps));
+            const std::size_t voxels = data->grid.voxels();
+            std::size_t inside = 0;
+            for (std::size_t v = 0; v < voxels; ++v) {
+                double rss = 0;
+                for (int c = 0; c < coils; ++c) rss += std::norm(whitened_maps[std::size_t(c) * voxels + v]);
+                sc.truth[v] = sc.maps.mask[v] ? std::abs(data->truth[v]) * std::sqrt(rss) : 0.0;
+                inside += sc.maps.mask[v] != 0;
+            }
+            const CoilMapAgreement agree = compareCoilMaps(sc.maps.maps, whitened_maps, coils, sc.maps.mask);
+            std::printf("%s maps estimated by the session: %.3f s, mask %.1f %% of the grid, vs true maps in the mask rms %.3f\n",
+                        sc.maps.source.c_str(), since(t0), 100.0 * double(inside) / double(voxels), agree.rms_error);
+        }
+        LongSolves references(b, sc, 8 * iterations);
         if (preconditioner_only) {
-            preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats, lambda_change_only);
+            if (!lambda_change_only) preconditionerRows(b, sc, references, iterations, repeats);
+            lambdaChangeRows(b, sc, references, iterations, repeats);
             return 0;
         }
         run(b, data, truth_maps, iterations, PreconditionerKind::Circulant);  // warm-up: plans, cuFFT, the tuning cache
@@ -554,7 +660,8 @@ int main(int argc, char** argv) {
         beforeAfterRows(b, data);
         normalRows(b, data, truth_maps);
         // The maps that fit the whitened data: the image is the truth's estimate.
-        preconditionerRows(b, data, whitened_maps, "ring of Gaussian bumps, whitened", iterations, repeats);
+        preconditionerRows(b, sc, references, iterations, repeats);
+        lambdaChangeRows(b, sc, references, iterations, repeats);
         if (maps) {
             mapsRows(b, data, whitened_maps, false);  // warm-up: the libraries' handles and kernels
             for (int r = 0; r < repeats; ++r) mapsRows(b, data, whitened_maps, true);
