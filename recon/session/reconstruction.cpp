@@ -533,6 +533,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
     run.record_costs = opts.record_costs;
+    run.exact_data_term = opts.exact_records;
     std::vector<ComplexArray> coil_images;
     const auto t0 = Clock::now();
     for (int c = 0; c < d.coils; ++c) {

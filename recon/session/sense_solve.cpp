@@ -229,6 +229,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     run.iterations = opts.iterations;
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
+    run.exact_data_term = opts.exact_records;
     if (sense_split_) sense_split_->resetStats();
     const auto t0 = std::chrono::steady_clock::now();
     RunResult r = runIterations(*resident_.cg, run, monitor, 0);

@@ -219,6 +219,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     run.iterations = opts.iterations;
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
+    run.exact_data_term = opts.exact_records;
     std::vector<ComplexArray> coil_images;
     const auto t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < solves; ++c) {

@@ -264,14 +264,17 @@ bool Admm::step() {
     return true;
 }
 
-IterationRecord Admm::record() const {
+IterationRecord Admm::record() const { return makeRecord(false); }
+IterationRecord Admm::exactRecord() const { return makeRecord(true); }
+
+IterationRecord Admm::makeRecord(bool exact) const {
     const Impl& m = *impl_;
     const Vector& x = m.cg->solution();
     IterationRecord r = m.cg->record();  // for the truth readout; the rest is ADMM's
     r.iteration = m.total;
     r.outer_iteration = m.outer + 1;  // outer updates done so far, plus the x-update under way
     r.residual = m.primal_residual;
-    r.data_term = m.data->value(x, m.cg->quadraticForm(0), m.cg->watched(0));
+    r.data_term = m.data->value(x, m.cg->quadraticForm(0), m.cg->watched(0), exact);
     r.penalty_term = 0;
     bool all = true;
     for (std::size_t k = 0; k < m.terms.size(); ++k) {

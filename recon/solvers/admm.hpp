@@ -81,6 +81,7 @@ public:
 
     bool step() override;
     IterationRecord record() const override;
+    IterationRecord exactRecord() const override;
     void image(ComplexArray& out) const override;
 
     const Vector& solution() const;
@@ -103,6 +104,7 @@ public:
     double rhoScale() const;
 
 private:
+    IterationRecord makeRecord(bool exact) const;
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -26,8 +26,8 @@ bool DataTerm::trusted(double form, double real_xb) const {
     return expanded(form, real_xb) >= kMargin * bound;
 }
 
-double DataTerm::value(const Vector& x, double form, double real_xb) const {
-    if (trusted(form, real_xb) || !data_) return std::max(0.0, expanded(form, real_xb));
+double DataTerm::value(const Vector& x, double form, double real_xb, bool exact) const {
+    if (!exact || !data_ || trusted(form, real_xb)) return std::max(0.0, expanded(form, real_xb));
     return direct(x);
 }
 

@@ -4,9 +4,9 @@
 // terms is only as accurate as the products (the NUFFT's tolerance, float32 sums: ~1e-4 relative in
 // the worst case measured), so where the fit is good (noiseless or low-noise data, large grids) the
 // difference falls below its own error and is noise or clamped to 0 (docs/SPARSE.md "The records'
-// data term"). There, when d is known, the value is computed directly: one forward application and
-// a norm, charged to the record (record(), never step()), so runs without per-iteration costs
-// (RunOptions::record_costs false) pay it at most once, for their last record.
+// data term"). There, when d is known, an exact record (IterativeAlgorithm::exactRecord: the last
+// one of every run, every one with RunOptions::exact_data_term) computes it directly: one forward
+// application and a norm, charged to that record, never to step().
 #pragma once
 
 #include <memory>
@@ -30,9 +30,10 @@ public:
     bool hasData() const { return data_ != nullptr; }
     double dataNorm2() const { return data_norm2_; }
 
-    // ||A x - d||^2 from the expanded form's parts (`form` = x^H A^H A x, `real_xb` = Re x^H A^H d):
-    // the expanded form where trusted(), else the direct value (with d) or the expanded form clamped at 0.
-    double value(const Vector& x, double form, double real_xb) const;
+    // ||A x - d||^2 from the expanded form's parts (`form` = x^H A^H A x, `real_xb` = Re x^H A^H d).
+    // exact: the expanded form where trusted(), else the direct value (with d); otherwise (and
+    // without d) the expanded form clamped at 0, with no operator applied.
+    double value(const Vector& x, double form, double real_xb, bool exact) const;
     // ||A x - d||^2 by one application of A (d must be set).
     double direct(const Vector& x) const;
     // The expanded form and whether it lies kMargin times above its error bound

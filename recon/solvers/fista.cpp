@@ -262,7 +262,12 @@ bool Fista::step() {
 
 IterationRecord Fista::record() const {
     const Impl& m = *impl_;
-    return scalarRecord(m.total, m.residual, m.data->value(m.x, m.form, m.real_xb), m.penalty_term, m.has_truth ? &m.truth_stats : nullptr, m.error_norm2, m.n);
+    return scalarRecord(m.total, m.residual, m.data_term, m.penalty_term, m.has_truth ? &m.truth_stats : nullptr, m.error_norm2, m.n);
+}
+IterationRecord Fista::exactRecord() const {
+    const Impl& m = *impl_;
+    return scalarRecord(m.total, m.residual, m.data->value(m.x, m.form, m.real_xb, true), m.penalty_term,
+                        m.has_truth ? &m.truth_stats : nullptr, m.error_norm2, m.n);
 }
 
 void Fista::setData(std::shared_ptr<const Vector> data) { impl_->data->setData(std::move(data)); }

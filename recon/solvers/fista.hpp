@@ -80,6 +80,7 @@ public:
 
     bool step() override;
     IterationRecord record() const override;
+    IterationRecord exactRecord() const override;
     void image(ComplexArray& out) const override;
 
     const Vector& solution() const;

@@ -74,13 +74,16 @@ bool NormalEquationsCg::step() {
     return false;
 }
 
-IterationRecord NormalEquationsCg::record() const {
+IterationRecord NormalEquationsCg::record() const { return makeRecord(false); }
+IterationRecord NormalEquationsCg::exactRecord() const { return makeRecord(true); }
+
+IterationRecord NormalEquationsCg::makeRecord(bool exact) const {
     const CgStats& s = impl_->cg->stats();
     IterationRecord r;
     r.iteration = s.iteration;
     r.residual = s.residual;
     // ||A_0 x - d||^2 = x^H A_0^H A_0 x - 2 Re x^H A_0^H d + ||d||^2, or directly where that cancels
-    r.data_term = s.forms.empty() ? 0.0 : impl_->data->value(impl_->cg->solution(), s.forms[0], s.real_xb);
+    r.data_term = s.forms.empty() ? 0.0 : impl_->data->value(impl_->cg->solution(), s.forms[0], s.real_xb, exact);
     for (std::size_t i = 1; i < s.forms.size(); ++i) r.penalty_term += impl_->cg->weight(i) * s.forms[i];
     if (impl_->has_truth && s.has_reference) {
         const Quality q = qualityFromErrorNorm(s.error_norm2, impl_->truth.norm2, impl_->truth.max_abs, n_);

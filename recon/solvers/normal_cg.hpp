@@ -31,6 +31,7 @@ public:
 
     bool step() override;
     IterationRecord record() const override;
+    IterationRecord exactRecord() const override;
     IterationRecord progressRecord() const override;
     void image(ComplexArray& out) const override;
 
@@ -43,7 +44,7 @@ public:
     // Start from a x0 with the least-squares optimal scalar a = x0^H b / x0^H A x0 (returned), so a
     // gridded image in any units is a start; one application of A, as any start.
     cdouble setInitialScaled(const Vector& x0);
-    // d itself (A_0's output, on its backend): the records' data term directly where the cheap
+    // d itself (A_0's output, on its backend): exact records' data term directly where the cheap
     // expanded form falls below its accuracy (recon/solvers/data_term.hpp); without it, clamped at 0.
     void setData(std::shared_ptr<const Vector> data);
     // A new right-hand side (same backend and size); CG continues from the current iterate
@@ -83,6 +84,7 @@ public:
     void setTruth(const ComplexArray& truth);
 
 private:
+    IterationRecord makeRecord(bool exact) const;
     struct Impl;
     VectorSpace& space_;
     std::size_t n_;

@@ -85,6 +85,14 @@ TEST(RecordsDataTerm, SessionRecordsTheDirectResidualOnAGoodFit) {
                     r.solver.c_str(), opts.lambda, r.history.back().data_term, residual, residual / dn);
         EXPECT_NEAR(r.history.back().data_term, residual, 1e-2 * residual) << toString(opts.regularizer);
     }
+    // The records before the last: the cheap expanded form (clamped here), exact when asked (the GUI's plot).
+    SolveOptions every = cg;
+    every.exact_records = true;
+    const SolveResult cheap = s.solve(cg), exact = s.solve(every);
+    ASSERT_GE(cheap.history.size(), 2u);
+    EXPECT_EQ(cheap.history[cheap.history.size() - 2].data_term, 0.0);
+    EXPECT_GT(exact.history[exact.history.size() - 2].data_term, 0.5 * exact.history.back().data_term);
+    EXPECT_EQ(cheap.image, exact.image);
 }
 
 // The discrepancy principle on low-noise data: a smooth object (a Gaussian blob, nothing left in the

@@ -2,9 +2,10 @@
 // form x^H Q x - 2 Re x^H F^H d + ||d||^2 cancels below its own accuracy: F the exact Fourier sums
 // in float64, its normal the Toeplitz kernel with Q 1e-4 off (the accuracy of the session's Q on a
 // GPU), d noiseless data from the same grid, so the fit is far better than Q's error. CG, ADMM and FISTA; the direct value costs one forward per record that needs it and
-// nothing per iteration when only the last record is complete (record_costs false).
+// nothing per iteration unless every record is asked to be exact (RunOptions::exact_data_term).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -71,8 +72,8 @@ struct Problem {
     }
 };
 
-// Steps `plain` (expanded form only) and `direct` (d set) side by side: the same iterates, and
-// every record of `direct` within 1 % of the brute-force value (the expanded form's bound), within
+// Steps `plain` (expanded form only) and `direct` (d set) side by side: the same iterates, the cheap
+// records alike, and every exact record of `direct` within 1 % of the brute-force value (the expanded form's bound), within
 // 1e-6 where the expanded form is off by more than that; returns how many records the expanded form
 // got wrong by more than 10 % (clamped to 0, or noise).
 template <class Alg>
@@ -87,7 +88,8 @@ int compareRecords(const Problem& p, Alg& plain, Alg& direct, int steps, const c
         plain.image(x);
         direct.image(y);
         EXPECT_EQ(x, y) << what << " iteration " << it;  // the records change nothing of the solve
-        const double truth = p.brute(y), expanded = plain.record().data_term, recorded = direct.record().data_term;
+        const double truth = p.brute(y), expanded = plain.exactRecord().data_term, recorded = direct.exactRecord().data_term;
+        EXPECT_EQ(direct.record().data_term, std::max(0.0, expanded)) << what << " iteration " << it;  // the cheap record's
         const double expanded_error = std::abs(expanded - truth) / truth;
         EXPECT_LE(std::abs(recorded - truth), 1e-2 * truth) << what << " iteration " << it << ": expanded " << expanded;
         if (expanded_error > 1e-2) EXPECT_LE(std::abs(recorded - truth), 1e-6 * truth) << what << " iteration " << it;
@@ -132,29 +134,33 @@ TEST(RecordsDataTerm, AdmmAndFistaRecordTheDirectValue) {
     EXPECT_GE(compareRecords(p, *plain_fista, *direct_fista, 150, "FISTA (Haar)"), 5);
 }
 
-// The direct value is charged to the records that need it: none at the start (the expanded form
-// is ||d||^2 there), one forward for the last record alone when the others carry no costs.
+// The direct value is charged to the exact records that need it: none at the start (the expanded
+// form is ||d||^2 there); one forward for the last record alone unless every record is to be exact.
 TEST(RecordsDataTerm, DirectValueOnlyForTheRecordsThatNeedIt) {
     Problem p;
-    NormalEquationsCg cg({{"data", 1.0, p.f}}, p.b->fromHost(p.fhd), p.dn);
-    cg.setData(p.data);
-    EXPECT_EQ(cg.record().data_term, p.dn);
-    EXPECT_EQ(p.f->forwards, 0);
+    Monitor quiet;
     RunOptions o;
     o.iterations = 40;
-    o.record_costs = false;
-    Monitor quiet;
-    const RunResult r = runIterations(cg, o, quiet);
-    EXPECT_EQ(p.f->forwards, 1);
-    EXPECT_NEAR(r.history.back().data_term, p.brute(r.image), 1e-6 * p.brute(r.image));
-    // With every record whole: one forward per record past the expanded form's accuracy, no more.
+    for (bool costs : {false, true}) {
+        NormalEquationsCg cg({{"data", 1.0, p.f}}, p.b->fromHost(p.fhd), p.dn);
+        cg.setData(p.data);
+        EXPECT_EQ(cg.exactRecord().data_term, p.dn);
+        EXPECT_EQ(p.f->forwards, 0);
+        o.record_costs = costs;
+        const RunResult r = runIterations(cg, o, quiet);
+        EXPECT_EQ(p.f->forwards, 1) << "record_costs " << costs;
+        const double truth = p.brute(r.image);
+        EXPECT_NEAR(r.history.back().data_term, truth, 1e-6 * truth);
+        if (costs) EXPECT_EQ(r.history[r.history.size() - 2].data_term, 0.0);  // cheap and clamped before the last
+        p.f->forwards = 0;
+    }
+    // Every record exact: one forward per record past the expanded form's accuracy, no more. It is
+    // kept above 1e-2 (|x^H Q x| + 2 |x^H F^H d| + ||d||^2), between 1e-2 and about 4e-2 ||d||^2
+    // here (x^H Q x ~ Re x^H F^H d ~ ||d||^2 once the fit is good).
     NormalEquationsCg every({{"data", 1.0, p.f}}, p.b->fromHost(p.fhd), p.dn);
     every.setData(p.data);
-    p.f->forwards = 0;
-    o.record_costs = true;
+    o.exact_data_term = true;
     const RunResult all = runIterations(every, o, quiet);
-    // The expanded form is kept above 1e-2 (|x^H Q x| + 2 |x^H F^H d| + ||d||^2), between 1e-2 and
-    // about 4e-2 ||d||^2 here (x^H Q x ~ Re x^H F^H d ~ ||d||^2 once the fit is good).
     int below_1 = 0, below_5 = 0;
     for (const IterationRecord& rec : all.history) {
         below_1 += rec.data_term < 1e-2 * p.dn ? 1 : 0;
