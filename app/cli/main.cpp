@@ -873,8 +873,10 @@ int cmdRecon(const std::vector<std::string>& typed) {
     }
     Job job = prepareJob(a, quiet, std::move(frames));
     // Quiet, without a results file, the iterations' cost terms go unused: formed for the last only.
-    job.opts.record_costs = !quiet || (a.has("output") && isResultsFile(a.get("output"))) ||
-                            (a.has("gridding-output") && isResultsFile(a.get("gridding-output")));
+    const bool saves_history = (a.has("output") && isResultsFile(a.get("output"))) ||
+                               (a.has("gridding-output") && isResultsFile(a.get("gridding-output")));
+    job.opts.record_costs = !quiet || saves_history;
+    job.opts.exact_records = saves_history;  // the saved history's data term exact where the fit is good
     const Dataset& d = job.data();
     const SolveOptions& opts = job.opts;
     ProgressBar bar(quiet);

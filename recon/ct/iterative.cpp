@@ -95,9 +95,9 @@ IterativeSolve::IterativeSolve(VectorSpace& space, LinearOperatorPtr projector, 
         for (std::size_t i = 0; i < d.size(); ++i) d[i] *= sqrt_w[i];
     double data_norm2 = 0;
     for (const cdouble& v : d) data_norm2 += std::norm(v);
-    Vector d_vec = space.fromHost(d);
+    auto d_vec = std::make_shared<const Vector>(space.fromHost(d));
     auto rhs = std::make_shared<Vector>(space.make(volume.voxels()));
-    data->adjoint(d_vec, *rhs);
+    data->adjoint(*d_vec, *rhs);
     impl_->rhs = rhs;
 
     const Grid grid = gridOf(volume);
@@ -113,11 +113,13 @@ IterativeSolve::IterativeSolve(VectorSpace& space, LinearOperatorPtr projector, 
         ao.relaxation = 1;
         impl_->admm = std::make_unique<Admm>(data, *rhs, data_norm2,
                                              std::vector<SparseTerm>{totalVariation(space, grid, lambda_ * scale_)}, ao);
+        impl_->admm->setData(d_vec);
     } else {
         std::vector<NormalTerm> terms{{"data", 1.0, data}};
         const Regularizer reg = makeRegularizer(options.prior, grid);
         terms.push_back({toString(options.prior), lambda_ * scale_, sparseMatrix(space, reg.w, &reg.normal, toString(options.prior))});
         impl_->cg = std::make_unique<NormalEquationsCg>(std::move(terms), *rhs, data_norm2);
+        impl_->cg->setData(d_vec);
     }
 }
 

@@ -521,6 +521,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         const Progress adjoint_progress = monitor.progress(Phase::AdjointData);
         auto cg = std::make_unique<NormalEquationsCg>(
             std::move(terms), weighted ? *weightedAdjoint(weighted_fhd_, c, m, w, adjoint_progress) : *adjointData(c, m, adjoint_progress), dn);
+        cg->setData(dataOnBackend(c, w));
         if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
         if (circulant) cg->setPreconditioner(preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         if (d.coils == 1) recycle(*cg, opts.kept_directions);
@@ -532,6 +533,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
     run.record_costs = opts.record_costs;
+    run.exact_data_term = opts.exact_records;
     std::vector<ComplexArray> coil_images;
     const auto t0 = Clock::now();
     for (int c = 0; c < d.coils; ++c) {
@@ -582,6 +584,16 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         result.image = sumOfSquares(coil_images);
     }
     return result;
+}
+
+std::shared_ptr<const Vector> ReconstructionSession::dataOnBackend(int coil, const std::vector<double>* weights) const {
+    const Dataset& d = dataset();
+    const std::size_t samples = d.samples();
+    const cdouble* first = coil < 0 ? d.kspace.data() : d.coil(coil);
+    ComplexArray data(first, first + (coil < 0 ? d.kspace.size() : samples));
+    if (weights)
+        for (std::size_t i = 0; i < data.size(); ++i) data[i] *= std::sqrt((*weights)[i % samples]);
+    return std::make_shared<const Vector>(backend_->fromHost(data));
 }
 
 ComplexArray ReconstructionSession::forward(const ComplexArray& image, const FourierMethod& method) {

@@ -63,6 +63,9 @@ struct SolveOptions {
     double tolerance = 0;         // stop when the relative residual falls below (0: run all)
     int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
     bool record_costs = true;     // false: the iterations' cost terms in the last record only (RunOptions)
+    // Every record's data term exact where the fit is better than its cheap form's accuracy (one forward
+    // application per such record; the convergence plot, a saved history); false: the last record's only.
+    bool exact_records = false;
     FourierMethod method{"", kDefaultNufftTolerance};  // empty name: the backend's default
     // M^{-1} of the quadratic CG (ADMM's is below): the inverse of the circulant approximation of
     // F^H F + lambda s W^H W (recon/backend/circulant_preconditioner.hpp); for SENSE that circulant
@@ -268,6 +271,10 @@ public:
     // undersampled spokes never did.
     DensityMethod weightingDensityMethod() const;
 
+    // d as the data term's operator gives it, on the backend: coil `coil`'s samples (coil < 0: all
+    // coils one after another, SENSE's E), times sqrt(w) with density weights (D^{1/2} d). The solvers'
+    // records compute ||F x - d||^2 directly from it where the expanded form cancels (DataTerm).
+    std::shared_ptr<const Vector> dataOnBackend(int coil, const std::vector<double>* weights) const;
     // F^H d of one coil (kept in the backend's memory) and the Toeplitz kernel, cached per method.
     std::shared_ptr<const Vector> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
     // F^H d of every coil (SENSE's), the missing ones in one batched call (Backend::adjointsOnBackend),
@@ -292,6 +299,7 @@ public:
         std::shared_ptr<const SenseOperator> one_device;  // null when split over devices
         Vector rhs;
         double data_norm2 = 0;
+        std::shared_ptr<const Vector> data;  // (D^{1/2}) d, all coils (dataOnBackend)
         std::shared_ptr<const CoilMaps> maps;
         std::string key;  // the maps and devices: another key is another system
     };

@@ -118,6 +118,7 @@ ReconstructionSession::SenseSystem ReconstructionSession::senseSystem(const Solv
     for (std::int64_t i = 0; i < values; ++i)
         data_norm2 += std::norm(d.kspace[std::size_t(i)]) * (weights ? (*weights)[std::size_t(i) % samples] : 1.0);
     system.data_norm2 = data_norm2;
+    system.data = dataOnBackend(-1, weights);
     if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(system.encoding)) {
         // E^H d with each coil's F^H d on the device that owns the coil; weighted E_D^H (D^{1/2} d) = sum_c S_c^H F^H D d_c.
         const Progress progress = monitor.progress(Phase::AdjointData);
@@ -204,6 +205,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         std::vector<NormalTerm> terms{{"data", 1.0, encoding}};
         if (with_penalty) terms.push_back({"penalty", penalty_weight, regularizerOperator(opts)});
         auto cg = std::make_unique<NormalEquationsCg>(std::move(terms), rhs, data_norm2);
+        cg->setData(system.data);
         sense_preconditioner_.reset();
         if (pk == PreconditionerKind::Circulant) {
             // The maps' energy from the maps the operator holds (on a split operator, from the host's).
@@ -227,6 +229,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     run.iterations = opts.iterations;
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
+    run.exact_data_term = opts.exact_records;
     if (sense_split_) sense_split_->resetStats();
     const auto t0 = std::chrono::steady_clock::now();
     RunResult r = runIterations(*resident_.cg, run, monitor, 0);

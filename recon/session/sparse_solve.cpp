@@ -219,6 +219,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
     run.iterations = opts.iterations;
     run.tolerance = opts.tolerance;
     run.snapshot_every = opts.snapshot_every;
+    run.exact_data_term = opts.exact_records;
     std::vector<ComplexArray> coil_images;
     const auto t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < solves; ++c) {
@@ -245,7 +246,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
             po.dual_scale = opts.pdhg_dual_scale * result.lambda_scale;
             if (opts.pdhg_density_weights)
                 po.k_space_weights = densityWeights(weightingDensityMethod(), monitor.progress(Phase::DensityWeights));
-            owned_pdhg = std::make_unique<Pdhg>(fourier, backend_->fromHost(ComplexArray(d.coil(c), d.coil(c) + d.samples())), terms, std::move(po),
+            owned_pdhg = std::make_unique<Pdhg>(fourier, *dataOnBackend(c, nullptr), terms, std::move(po),
                                                 monitor.progress(Phase::ToeplitzKernel));
             if (solves == 1 && d.hasTruth()) owned_pdhg->setTruth(d.truth);
             if (solves == 1 && warm && warm->size() == d.grid.voxels()) owned_pdhg->setInitial(*warm);
@@ -258,6 +259,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
             double dn = sense ? system->data_norm2 : 0.0;
             if (!sense)
                 for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]) * (weights ? (*weights)[i] : 1.0);
+            const std::shared_ptr<const Vector> data = sense ? system->data : dataOnBackend(c, weights);
             // SENSE's image carries the maps' reference phase: no live PSNR against the magnitude truth (as solveSense).
             const bool truth = d.coils == 1 && d.hasTruth();
             const bool start = solves == 1 && warm && warm->size() == d.grid.voxels();
@@ -268,6 +270,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 fo.shifts = opts.wavelet_shifts;
                 if (fo.shifts == WaveletShifts::Averaged) fo.averaged_offsets = averagedShiftOffsets(d.grid);
                 owned_fista = std::make_unique<Fista>(fourier, rhs, dn, terms.front(), fo);
+                owned_fista->setData(data);
                 if (truth) owned_fista->setTruth(d.truth);
                 if (start) owned_fista->setInitial(*warm);
                 alg = owned_fista.get();
@@ -287,6 +290,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
                 if (resolvePreconditioner(opts.admm_preconditioner, backend_->info(), priors.front().kind, sense) == PreconditionerKind::Circulant)
                     ao.preconditioner = admmPreconditioner(terms, priors, opts, m, monitor, sense ? &*system : nullptr);
                 owned_admm = std::make_unique<Admm>(fourier, rhs, dn, terms, ao);
+                owned_admm->setData(data);
                 if (truth) owned_admm->setTruth(d.truth);
                 if (start) {
                     owned_admm->setInitial(*warm);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "recon/core/errors.hpp"
+#include "recon/solvers/data_term.hpp"
 
 namespace recon {
 
@@ -11,7 +13,7 @@ struct Admm::Impl {
     VectorSpace* space = nullptr;
     std::size_t n = 0;
     Vector fhd;
-    double data_norm2 = 0;
+    std::optional<DataTerm> data;  // ||F x - d||^2 (the CG's own rhs moves with z and u)
     std::vector<SparseTerm> terms;
     AdmmOptions opts;
     double tau = 0;         // the shrinkage per z-step
@@ -236,7 +238,7 @@ Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std:
     m.fhd = m.space->make(m.n);
     m.space->copy(rhs, m.fhd);
     m.cg->watch(m.fhd);  // x^H F^H d for the records' data term, with CG's own statistics
-    m.data_norm2 = data_norm2;
+    m.data.emplace(fourier, data_norm2);
     m.rhs = m.space->make(m.n);
     m.image_scratch = m.space->make(m.n);
     m.wz = m.space->make(m.n);
@@ -262,14 +264,17 @@ bool Admm::step() {
     return true;
 }
 
-IterationRecord Admm::record() const {
+IterationRecord Admm::record() const { return makeRecord(false); }
+IterationRecord Admm::exactRecord() const { return makeRecord(true); }
+
+IterationRecord Admm::makeRecord(bool exact) const {
     const Impl& m = *impl_;
     const Vector& x = m.cg->solution();
     IterationRecord r = m.cg->record();  // for the truth readout; the rest is ADMM's
     r.iteration = m.total;
     r.outer_iteration = m.outer + 1;  // outer updates done so far, plus the x-update under way
     r.residual = m.primal_residual;
-    r.data_term = std::max(0.0, m.cg->quadraticForm(0) - 2 * m.cg->watched(0) + m.data_norm2);
+    r.data_term = m.data->value(x, m.cg->quadraticForm(0), m.cg->watched(0), exact);
     r.penalty_term = 0;
     bool all = true;
     for (std::size_t k = 0; k < m.terms.size(); ++k) {
@@ -284,6 +289,8 @@ IterationRecord Admm::record() const {
     m.wx_current = all;
     return r;
 }
+
+void Admm::setData(std::shared_ptr<const Vector> data) { impl_->data->setData(std::move(data)); }
 
 void Admm::image(ComplexArray& out) const { impl_->cg->image(out); }
 const Vector& Admm::solution() const { return impl_->cg->solution(); }

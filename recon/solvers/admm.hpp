@@ -81,6 +81,7 @@ public:
 
     bool step() override;
     IterationRecord record() const override;
+    IterationRecord exactRecord() const override;
     void image(ComplexArray& out) const override;
 
     const Vector& solution() const;
@@ -96,11 +97,14 @@ public:
     // setInitialScaled: a gridded image's scale is arbitrary); returns the scalar.
     cdouble setInitialScaled(const Vector& x0);
     void setTruth(const ComplexArray& truth);
+    // d itself (F's output): the records' data term directly where its expanded form cancels (DataTerm).
+    void setData(std::shared_ptr<const Vector> data);
     int outerIterations() const;
     // The factor residual balancing has applied to every rho so far (1 without it).
     double rhoScale() const;
 
 private:
+    IterationRecord makeRecord(bool exact) const;
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

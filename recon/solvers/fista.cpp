@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <utility>
 
 #include "recon/core/metrics.hpp"
+#include "recon/solvers/data_term.hpp"
 
 namespace recon {
 namespace {
@@ -35,7 +37,8 @@ struct Fista::Impl {
     const ShrinkableTransform* shrinker = nullptr;  // the term's own prox, where it has one (wavelets)
     FistaOptions opts;
     std::size_t n = 0;
-    double data_norm2 = 0, fhd_norm = 0;
+    double fhd_norm = 0;
+    std::optional<DataTerm> data;  // the records' ||F x - d||^2
     std::mt19937_64 rng;
     // x and F^H F x for this iterate and, FISTA, the last; FISTA's new iterate y before it becomes x;
     // POGM's gradient steps u_k, u_{k-1} and its z_k; the prox's input v (then the residual's
@@ -45,7 +48,8 @@ struct Fista::Impl {
     std::vector<std::size_t> penalty_shifts;  // the penalty's: {0}, or the Averaged rule's offsets
     double momentum = 1;  // t_k
     double zeta = 0;      // POGM's last prox step
-    double data_term = 0, penalty_term = 0, residual = 1;
+    // The cost of x (the restart's test, expanded), from x^H F^H F x and Re x^H F^H d.
+    double data_term = 0, penalty_term = 0, residual = 1, form = 0, real_xb = 0;
     int total = 0, restarts = 0;
     bool has_truth = false;
     Vector truth;
@@ -100,7 +104,9 @@ struct Fista::Impl {
         if (has_truth) pairs.emplace_back(&x, &truth);
         if (r) pairs.emplace_back(r, r);
         const std::vector<cdouble> d = space->dotPairs(pairs);
-        data_term = std::max(0.0, d[0].real() - 2 * d[1].real() + data_norm2);
+        form = d[0].real();
+        real_xb = d[1].real();
+        data_term = std::max(0.0, data->expanded(form, real_xb));
         penalty_term = 0;
         if (term.weight > 0) {
             if (shrinker) {
@@ -195,7 +201,7 @@ Fista::Fista(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, Sp
     m.fourier = std::move(fourier);
     m.term = std::move(term);
     m.opts = opts;
-    m.data_norm2 = data_norm2;
+    m.data.emplace(m.fourier, data_norm2);
     m.rng.seed(opts.seed);
     VectorSpace& s = *m.space;
     m.shrinker = dynamic_cast<const ShrinkableTransform*>(m.term.transform.get());
@@ -258,6 +264,13 @@ IterationRecord Fista::record() const {
     const Impl& m = *impl_;
     return scalarRecord(m.total, m.residual, m.data_term, m.penalty_term, m.has_truth ? &m.truth_stats : nullptr, m.error_norm2, m.n);
 }
+IterationRecord Fista::exactRecord() const {
+    const Impl& m = *impl_;
+    return scalarRecord(m.total, m.residual, m.data->value(m.x, m.form, m.real_xb, true), m.penalty_term,
+                        m.has_truth ? &m.truth_stats : nullptr, m.error_norm2, m.n);
+}
+
+void Fista::setData(std::shared_ptr<const Vector> data) { impl_->data->setData(std::move(data)); }
 
 void Fista::image(ComplexArray& out) const { impl_->space->download(impl_->x, out); }
 const Vector& Fista::solution() const { return impl_->x; }

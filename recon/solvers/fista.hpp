@@ -80,6 +80,7 @@ public:
 
     bool step() override;
     IterationRecord record() const override;
+    IterationRecord exactRecord() const override;
     void image(ComplexArray& out) const override;
 
     const Vector& solution() const;
@@ -90,6 +91,8 @@ public:
     double stepSize() const;                  // 1 / (2 L)
     void setInitial(const ComplexArray& x0);  // start from x0, momentum reset
     void setTruth(const ComplexArray& truth);
+    // d itself (F's output): the records' data term directly where its expanded form cancels (DataTerm).
+    void setData(std::shared_ptr<const Vector> data);
     int restarts() const;                     // momentum restarts so far
 
 private:

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "recon/solvers/cg.hpp"
+#include "recon/solvers/data_term.hpp"
 
 namespace recon {
 namespace {
@@ -32,7 +34,7 @@ struct NormalEquationsCg::Impl {
     std::vector<NormalTerm> terms;
     LinearOperatorPtr preconditioner;
     std::unique_ptr<ConjugateGradient<OperatorSpace>> cg;
-    double data_norm2 = 0;
+    std::optional<DataTerm> data;  // term 0's ||A_0 x - d||^2
     bool has_truth = false;
     TruthStats truth;
 };
@@ -58,7 +60,7 @@ NormalEquationsCg::NormalEquationsCg(std::vector<NormalTerm> terms, const Vector
     }
     impl_->space.s = &space_;
     impl_->terms = std::move(terms);
-    impl_->data_norm2 = data_norm2;
+    impl_->data.emplace(impl_->terms.front().op, data_norm2);
     impl_->cg = std::make_unique<Cg>(impl_->space, std::move(cg_terms), rhs, n_);
 }
 
@@ -72,13 +74,16 @@ bool NormalEquationsCg::step() {
     return false;
 }
 
-IterationRecord NormalEquationsCg::record() const {
+IterationRecord NormalEquationsCg::record() const { return makeRecord(false); }
+IterationRecord NormalEquationsCg::exactRecord() const { return makeRecord(true); }
+
+IterationRecord NormalEquationsCg::makeRecord(bool exact) const {
     const CgStats& s = impl_->cg->stats();
     IterationRecord r;
     r.iteration = s.iteration;
     r.residual = s.residual;
-    // ||A_0 x - d||^2 = x^H A_0^H A_0 x - 2 Re x^H A_0^H d + ||d||^2
-    r.data_term = s.forms.empty() ? 0.0 : std::max(0.0, s.forms[0] - 2 * s.real_xb + impl_->data_norm2);
+    // ||A_0 x - d||^2 = x^H A_0^H A_0 x - 2 Re x^H A_0^H d + ||d||^2, or directly where that cancels
+    r.data_term = s.forms.empty() ? 0.0 : impl_->data->value(impl_->cg->solution(), s.forms[0], s.real_xb, exact);
     for (std::size_t i = 1; i < s.forms.size(); ++i) r.penalty_term += impl_->cg->weight(i) * s.forms[i];
     if (impl_->has_truth && s.has_reference) {
         const Quality q = qualityFromErrorNorm(s.error_norm2, impl_->truth.norm2, impl_->truth.max_abs, n_);
@@ -127,6 +132,8 @@ double NormalEquationsCg::quadraticForm(std::size_t term) const {
     if (term >= s.forms.size()) throw InputError("CG: no term " + std::to_string(term));
     return s.forms[term];
 }
+void NormalEquationsCg::setData(std::shared_ptr<const Vector> data) { impl_->data->setData(std::move(data)); }
+
 void NormalEquationsCg::setRightHandSide(const Vector& rhs) {
     if (rhs.size() != n_) throw InputError("CG: the right-hand side has " + std::to_string(rhs.size()) + " values, not " + std::to_string(n_));
     impl_->cg->setRightHandSide(rhs);

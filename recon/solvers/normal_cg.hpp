@@ -2,7 +2,8 @@
 // each A_i^H A_i applied by the operator's own normal (the Toeplitz embedding
 // for the Fourier operator, one CSR product for a quadratic regulariser). Term
 // 0 is the data term, b = A_0^H d, so the records carry the absolute cost
-// ||A_0 x - d||^2 + sum_{i>=1} w_i ||A_i x||^2 with no extra operator application.
+// ||A_0 x - d||^2 + sum_{i>=1} w_i ||A_i x||^2 with no extra operator application
+// (the data term by one application of A_0 where its expanded form cancels: setData, DataTerm).
 // It works on any backend's VectorSpace; a weight change keeps everything resident.
 #pragma once
 
@@ -30,6 +31,7 @@ public:
 
     bool step() override;
     IterationRecord record() const override;
+    IterationRecord exactRecord() const override;
     IterationRecord progressRecord() const override;
     void image(ComplexArray& out) const override;
 
@@ -42,6 +44,9 @@ public:
     // Start from a x0 with the least-squares optimal scalar a = x0^H b / x0^H A x0 (returned), so a
     // gridded image in any units is a start; one application of A, as any start.
     cdouble setInitialScaled(const Vector& x0);
+    // d itself (A_0's output, on its backend): exact records' data term directly where the cheap
+    // expanded form falls below its accuracy (recon/solvers/data_term.hpp); without it, clamped at 0.
+    void setData(std::shared_ptr<const Vector> data);
     // A new right-hand side (same backend and size); CG continues from the current iterate
     // without an operator application. The records' data term assumes b = A_0^H d.
     void setRightHandSide(const Vector& rhs);
@@ -79,6 +84,7 @@ public:
     void setTruth(const ComplexArray& truth);
 
 private:
+    IterationRecord makeRecord(bool exact) const;
     struct Impl;
     VectorSpace& space_;
     std::size_t n_;

@@ -74,11 +74,12 @@ RunResult runIterations(IterativeAlgorithm& alg, const RunOptions& opts, Monitor
             result.reason = StopReason::NothingLeft;
             break;
         }
-        IterationRecord rec = opts.record_costs ? alg.record() : alg.progressRecord();
+        const bool exact = opts.record_costs && opts.exact_data_term;
+        IterationRecord rec = exact ? alg.exactRecord() : opts.record_costs ? alg.record() : alg.progressRecord();
         const bool converged = opts.tolerance > 0 && rec.residual < opts.tolerance;
         const bool last = it == opts.iterations || converged;
-        if (last && !opts.record_costs) rec = alg.record();
-        last_complete = opts.record_costs || last;
+        if (last && !exact) rec = alg.exactRecord();  // the last record whole and exact: what callers read
+        last_complete = exact || last;
         rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         if (!finite(rec)) {
             std::ostringstream s;
@@ -98,7 +99,7 @@ RunResult runIterations(IterativeAlgorithm& alg, const RunOptions& opts, Monitor
     if (!last_complete && !result.history.empty()) {  // stopped early (nothing left, cancelled): the last record whole
         IterationRecord& back = result.history.back();
         const double seconds = back.seconds;
-        back = alg.record();
+        back = alg.exactRecord();
         back.seconds = seconds;
     }
     if (!snapshot_current) alg.image(result.image);

@@ -19,6 +19,9 @@ public:
     virtual ~IterativeAlgorithm() = default;
     virtual bool step() = 0;
     virtual IterationRecord record() const = 0;       // after the last step (iteration 0: the start)
+    // The same with the data term exact where the cheap record's form of it is below its accuracy
+    // (recon/solvers/data_term.hpp: one operator application then); by default record().
+    virtual IterationRecord exactRecord() const { return record(); }
     // The iteration and residual alone, where the rest of the record costs a pass over the vectors
     // (CG's inner products with the iterate); by default the whole record.
     virtual IterationRecord progressRecord() const { return record(); }
@@ -32,6 +35,10 @@ struct RunOptions {
     // Every record with the cost terms and the error (the GUI's live plot, a saved history); false:
     // the records before the last carry the iteration, residual and time only (progressRecord).
     bool record_costs = true;
+    // Every such record's data term exact (exactRecord: one forward application each where the fit is
+    // better than the expanded form's accuracy; the GUI's convergence plot, a saved history); false:
+    // the last record's only, the others in the cheap expanded form.
+    bool exact_data_term = false;
 };
 
 enum class StopReason { Budget, Converged, NothingLeft, Cancelled };

@@ -42,8 +42,11 @@ TEST(Session, IterativeBeatsGriddingOnTheSmall2DCase) {
     // The solver's own readout agrees with measuring the final image.
     EXPECT_NEAR(seen.back().psnr_db, it.psnr_db, 0.01);
     EXPECT_LT(seen.back().residual, seen.front().residual);
-    // The cost falls (CG minimises it monotonically).
-    for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_LE(seen[i].cost(), seen[i - 1].cost() * (1 + 1e-5));
+    // The cost falls (CG minimises it monotonically) in CG's own expanded form; the last record's data
+    // term is exact (the direct ||F x - d||^2 where the expanded form is below its accuracy,
+    // recon/solvers/data_term.hpp), another evaluation of the same value: within 1 % there.
+    for (std::size_t i = 1; i + 1 < seen.size(); ++i) EXPECT_LE(seen[i].cost(), seen[i - 1].cost() * (1 + 1e-5));
+    EXPECT_LE(seen.back().cost(), seen[seen.size() - 2].cost() * (1 + 1e-2));
 }
 
 TEST(Session, LambdaScaleIsQZeroAndCachesAreReused) {
