@@ -318,7 +318,6 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     opts.lambda = s.lambda;
     opts.iterations = s.iterations;
     opts.snapshot_every = data_->grid.voxels() <= kLiveSnapshotVoxels ? 1 : 5;
-    opts.exact_records = true;  // the convergence plot's data term, also where the fit is good
     opts.method = recon::FourierMethod{s.method.toStdString(), recon::kDefaultNufftTolerance};
     opts.coil_combination = s.coil_combination;
     opts.coil_maps = s.coil_maps;
