@@ -521,7 +521,7 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         const Progress adjoint_progress = monitor.progress(Phase::AdjointData);
         auto cg = std::make_unique<NormalEquationsCg>(
             std::move(terms), weighted ? *weightedAdjoint(weighted_fhd_, c, m, w, adjoint_progress) : *adjointData(c, m, adjoint_progress), dn);
-        cg->setData(dataOnBackend(c, w));
+        cg->setData(dataSource(c, w));
         if (d.coils == 1 && d.hasTruth()) cg->setTruth(d.truth);
         if (circulant) cg->setPreconditioner(preconditioner(opts, reg != nullptr, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         if (d.coils == 1) recycle(*cg, opts.kept_directions);
@@ -594,6 +594,10 @@ std::shared_ptr<const Vector> ReconstructionSession::dataOnBackend(int coil, con
     if (weights)
         for (std::size_t i = 0; i < data.size(); ++i) data[i] *= std::sqrt((*weights)[i % samples]);
     return std::make_shared<const Vector>(backend_->fromHost(data));
+}
+
+DataSource ReconstructionSession::dataSource(int coil, const std::vector<double>* weights) const {
+    return madeOnce([this, coil, weights] { return dataOnBackend(coil, weights); });
 }
 
 ComplexArray ReconstructionSession::forward(const ComplexArray& image, const FourierMethod& method) {

@@ -275,6 +275,8 @@ public:
     // coils one after another, SENSE's E), times sqrt(w) with density weights (D^{1/2} d). The solvers'
     // records compute ||F x - d||^2 directly from it where the expanded form cancels (DataTerm).
     std::shared_ptr<const Vector> dataOnBackend(int coil, const std::vector<double>* weights) const;
+    // The same, made on the backend only when a record first needs it (DataTerm), then kept.
+    DataSource dataSource(int coil, const std::vector<double>* weights) const;
     // F^H d of one coil (kept in the backend's memory) and the Toeplitz kernel, cached per method.
     std::shared_ptr<const Vector> adjointData(int coil, const FourierMethod& method, const Progress& progress = {});
     // F^H d of every coil (SENSE's), the missing ones in one batched call (Backend::adjointsOnBackend),
@@ -299,7 +301,7 @@ public:
         std::shared_ptr<const SenseOperator> one_device;  // null when split over devices
         Vector rhs;
         double data_norm2 = 0;
-        std::shared_ptr<const Vector> data;  // (D^{1/2}) d, all coils (dataOnBackend)
+        DataSource data;  // (D^{1/2}) d, all coils (dataSource: uploaded on first need)
         std::shared_ptr<const CoilMaps> maps;
         std::string key;  // the maps and devices: another key is another system
     };

@@ -118,7 +118,7 @@ ReconstructionSession::SenseSystem ReconstructionSession::senseSystem(const Solv
     for (std::int64_t i = 0; i < values; ++i)
         data_norm2 += std::norm(d.kspace[std::size_t(i)]) * (weights ? (*weights)[std::size_t(i) % samples] : 1.0);
     system.data_norm2 = data_norm2;
-    system.data = dataOnBackend(-1, weights);
+    system.data = dataSource(-1, weights);
     if (const auto split = std::dynamic_pointer_cast<const DistributedStack>(system.encoding)) {
         // E^H d with each coil's F^H d on the device that owns the coil; weighted E_D^H (D^{1/2} d) = sum_c S_c^H F^H D d_c.
         const Progress progress = monitor.progress(Phase::AdjointData);

@@ -259,7 +259,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
             double dn = sense ? system->data_norm2 : 0.0;
             if (!sense)
                 for (std::size_t i = 0; i < d.samples(); ++i) dn += std::norm(d.coil(c)[i]) * (weights ? (*weights)[i] : 1.0);
-            const std::shared_ptr<const Vector> data = sense ? system->data : dataOnBackend(c, weights);
+            const DataSource data = sense ? system->data : dataSource(c, weights);
             // SENSE's image carries the maps' reference phase: no live PSNR against the magnitude truth (as solveSense).
             const bool truth = d.coils == 1 && d.hasTruth();
             const bool start = solves == 1 && warm && warm->size() == d.grid.voxels();

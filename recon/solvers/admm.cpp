@@ -291,6 +291,7 @@ IterationRecord Admm::makeRecord(bool exact) const {
 }
 
 void Admm::setData(std::shared_ptr<const Vector> data) { impl_->data->setData(std::move(data)); }
+void Admm::setData(DataSource source) { impl_->data->setData(std::move(source)); }
 
 void Admm::image(ComplexArray& out) const { impl_->cg->image(out); }
 const Vector& Admm::solution() const { return impl_->cg->solution(); }

@@ -26,6 +26,7 @@
 
 #include "recon/linop/linear_operator.hpp"
 #include "recon/priors/priors.hpp"
+#include "recon/solvers/data_term.hpp"
 #include "recon/solvers/normal_cg.hpp"
 #include "recon/solvers/runner.hpp"
 
@@ -99,6 +100,7 @@ public:
     void setTruth(const ComplexArray& truth);
     // d itself (F's output): the records' data term directly where its expanded form cancels (DataTerm).
     void setData(std::shared_ptr<const Vector> data);
+    void setData(DataSource source);  // d made when a record first needs it
     int outerIterations() const;
     // The factor residual balancing has applied to every rho so far (1 without it).
     double rhoScale() const;

@@ -14,11 +14,32 @@ DataTerm::DataTerm(LinearOperatorPtr op, double data_norm2) : op_(std::move(op))
     if (!std::isfinite(data_norm2) || data_norm2 < 0) throw InputError("data term: ||d||^2 is not a finite number >= 0");
 }
 
+DataSource givenData(std::shared_ptr<const Vector> data) {
+    return [data = std::move(data)] { return data; };
+}
+
+DataSource madeOnce(DataSource make) {
+    auto made = std::make_shared<std::shared_ptr<const Vector>>();
+    return [made, make = std::move(make)] {
+        if (!*made) *made = make();
+        return *made;
+    };
+}
+
+void DataTerm::setData(DataSource source) {
+    source_ = std::move(source);
+    data_.reset();
+}
+
 void DataTerm::setData(std::shared_ptr<const Vector> data) {
-    if (data && data->size() != op_->outSize())
-        throw InputError("data term: d has " + std::to_string(data->size()) + " values, " + op_->name() + " gives " +
+    if (data) checkSize(*data);
+    setData(data ? givenData(std::move(data)) : DataSource{});
+}
+
+void DataTerm::checkSize(const Vector& data) const {
+    if (data.size() != op_->outSize())
+        throw InputError("data term: d has " + std::to_string(data.size()) + " values, " + op_->name() + " gives " +
                          std::to_string(op_->outSize()));
-    data_ = std::move(data);
 }
 
 bool DataTerm::trusted(double form, double real_xb) const {
@@ -27,12 +48,18 @@ bool DataTerm::trusted(double form, double real_xb) const {
 }
 
 double DataTerm::value(const Vector& x, double form, double real_xb, bool exact) const {
-    if (!exact || !data_ || trusted(form, real_xb)) return std::max(0.0, expanded(form, real_xb));
+    if (!exact || !source_ || trusted(form, real_xb)) return std::max(0.0, expanded(form, real_xb));
     return direct(x);
 }
 
 double DataTerm::direct(const Vector& x) const {
-    if (!data_) throw InputError("data term: the direct value needs d");
+    if (!source_) throw InputError("data term: the direct value needs d");
+    if (!data_) {
+        std::shared_ptr<const Vector> made = source_();
+        if (!made) throw InputError("data term: its source gave no d");
+        checkSize(*made);
+        data_ = std::move(made);
+    }
     VectorSpace& s = op_->space();
     if (scratch_.size() != op_->outSize()) scratch_ = s.make(op_->outSize());
     op_->forward(x, scratch_);

@@ -9,11 +9,19 @@
 // application and a norm, charged to that record, never to step().
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "recon/linop/linear_operator.hpp"
 
 namespace recon {
+
+// d on the data term's backend, made when a direct value first needs it: a run whose expanded form
+// stays trusted, or whose records carry no costs, never copies the samples to the backend.
+using DataSource = std::function<std::shared_ptr<const Vector>()>;
+DataSource givenData(std::shared_ptr<const Vector> data);  // d that already exists
+// `make` called once, its result shared by every copy of the source (solvers built on one system).
+DataSource madeOnce(DataSource make);
 
 class DataTerm {
 public:
@@ -25,9 +33,10 @@ public:
     // `op` A (its forward used for the direct value), `data_norm2` ||d||^2.
     DataTerm(LinearOperatorPtr op, double data_norm2);
 
-    // d itself (A's output, on A's backend; null: expanded form only, clamped at 0).
-    void setData(std::shared_ptr<const Vector> data);
-    bool hasData() const { return data_ != nullptr; }
+    // Where d comes from (A's output, on A's backend; none: expanded form only, clamped at 0).
+    void setData(DataSource source);
+    void setData(std::shared_ptr<const Vector> data);  // d that exists: its size checked here
+    bool hasData() const { return bool(source_); }
     double dataNorm2() const { return data_norm2_; }
 
     // ||A x - d||^2 from the expanded form's parts (`form` = x^H A^H A x, `real_xb` = Re x^H A^H d).
@@ -42,9 +51,12 @@ public:
     bool trusted(double form, double real_xb) const;
 
 private:
+    void checkSize(const Vector& data) const;  // InputError unless A gives data.size() values
+
     LinearOperatorPtr op_;
     double data_norm2_ = 0;
-    std::shared_ptr<const Vector> data_;
+    DataSource source_;
+    mutable std::shared_ptr<const Vector> data_;  // source_'s d, on first need
     mutable Vector scratch_;  // A x - d (one solve at a time, as operators' scratch)
 };
 

@@ -271,6 +271,7 @@ IterationRecord Fista::exactRecord() const {
 }
 
 void Fista::setData(std::shared_ptr<const Vector> data) { impl_->data->setData(std::move(data)); }
+void Fista::setData(DataSource source) { impl_->data->setData(std::move(source)); }
 
 void Fista::image(ComplexArray& out) const { impl_->space->download(impl_->x, out); }
 const Vector& Fista::solution() const { return impl_->x; }

@@ -54,6 +54,7 @@
 #include "recon/core/errors.hpp"
 #include "recon/linop/linear_operator.hpp"
 #include "recon/priors/priors.hpp"
+#include "recon/solvers/data_term.hpp"
 #include "recon/solvers/runner.hpp"
 
 namespace recon {
@@ -93,6 +94,7 @@ public:
     void setTruth(const ComplexArray& truth);
     // d itself (F's output): the records' data term directly where its expanded form cancels (DataTerm).
     void setData(std::shared_ptr<const Vector> data);
+    void setData(DataSource source);  // d made when a record first needs it
     int restarts() const;                     // momentum restarts so far
 
 private:

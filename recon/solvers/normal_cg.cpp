@@ -133,6 +133,7 @@ double NormalEquationsCg::quadraticForm(std::size_t term) const {
     return s.forms[term];
 }
 void NormalEquationsCg::setData(std::shared_ptr<const Vector> data) { impl_->data->setData(std::move(data)); }
+void NormalEquationsCg::setData(DataSource source) { impl_->data->setData(std::move(source)); }
 
 void NormalEquationsCg::setRightHandSide(const Vector& rhs) {
     if (rhs.size() != n_) throw InputError("CG: the right-hand side has " + std::to_string(rhs.size()) + " values, not " + std::to_string(n_));

@@ -13,6 +13,7 @@
 
 #include "recon/core/metrics.hpp"
 #include "recon/linop/linear_operator.hpp"
+#include "recon/solvers/data_term.hpp"
 #include "recon/solvers/runner.hpp"
 
 namespace recon {
@@ -47,6 +48,7 @@ public:
     // d itself (A_0's output, on its backend): exact records' data term directly where the cheap
     // expanded form falls below its accuracy (recon/solvers/data_term.hpp); without it, clamped at 0.
     void setData(std::shared_ptr<const Vector> data);
+    void setData(DataSource source);  // d made when a record first needs it
     // A new right-hand side (same backend and size); CG continues from the current iterate
     // without an operator application. The records' data term assumes b = A_0^H d.
     void setRightHandSide(const Vector& rhs);

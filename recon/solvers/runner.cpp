@@ -78,7 +78,9 @@ RunResult runIterations(IterativeAlgorithm& alg, const RunOptions& opts, Monitor
         IterationRecord rec = exact ? alg.exactRecord() : opts.record_costs ? alg.record() : alg.progressRecord();
         const bool converged = opts.tolerance > 0 && rec.residual < opts.tolerance;
         const bool last = it == opts.iterations || converged;
-        if (last && !exact) rec = alg.exactRecord();  // the last record whole and exact: what callers read
+        // The last record whole, and exact where costs are recorded (what the plot, a report and the
+        // discrepancy principle read); without costs nobody reads its data term: no forward application.
+        if (last && !exact) rec = opts.record_costs ? alg.exactRecord() : alg.record();
         last_complete = exact || last;
         rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         if (!finite(rec)) {
@@ -99,7 +101,7 @@ RunResult runIterations(IterativeAlgorithm& alg, const RunOptions& opts, Monitor
     if (!last_complete && !result.history.empty()) {  // stopped early (nothing left, cancelled): the last record whole
         IterationRecord& back = result.history.back();
         const double seconds = back.seconds;
-        back = alg.exactRecord();
+        back = opts.record_costs ? alg.exactRecord() : alg.record();
         back.seconds = seconds;
     }
     if (!snapshot_current) alg.image(result.image);

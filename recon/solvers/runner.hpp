@@ -36,8 +36,8 @@ struct RunOptions {
     // the records before the last carry the iteration, residual and time only (progressRecord).
     bool record_costs = true;
     // Every such record's data term exact (exactRecord: one forward application each where the fit is
-    // better than the expanded form's accuracy; the GUI's convergence plot, a saved history); false:
-    // the last record's only, the others in the cheap expanded form.
+    // better than the expanded form's accuracy; `recon --exact-records`); false: the last record's
+    // only (with record_costs), the others in the cheap expanded form.
     bool exact_data_term = false;
 };
 
