@@ -64,7 +64,7 @@ struct SolveOptions {
     int snapshot_every = 5;       // image snapshots to the observer every k iterations (0: last only)
     bool record_costs = true;     // false: the iterations' cost terms in the last record only (RunOptions)
     // Every record's data term exact where the fit is better than its cheap form's accuracy (one forward
-    // application per such record; the convergence plot, a saved history); false: the last record's only.
+    // application per such record; `recon --exact-records`); false: the last record's only (with costs).
     bool exact_records = false;
     FourierMethod method{"", kDefaultNufftTolerance};  // empty name: the backend's default
     // M^{-1} of the quadratic CG (ADMM's is below): the inverse of the circulant approximation of
