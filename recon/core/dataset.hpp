@@ -22,6 +22,9 @@ struct Dataset {
     ComplexArray truth;          // optional true image (grid.voxels()), for error/PSNR
     ComplexArray reference;      // optional anatomical reference (grid.voxels())
     ComplexArray noise;          // optional noise samples (coils x N, sample index fastest): a noise scan
+    // > 0: k-space was whitened by a noise scan of this many samples per coil (recon/sense/prewhiten.hpp),
+    // which is then spent; its noise is unit and uncorrelated, sigma = 1 (lambda_choice's noise level).
+    std::size_t whitened_by_noise_samples = 0;
     BasisFunction basis = kDefaultBasis;
 
     std::size_t samples() const { return trajectory.samples(); }

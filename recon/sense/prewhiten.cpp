@@ -91,6 +91,7 @@ bool prewhitenWithNoiseScan(Dataset& d) {
         throw InputError(std::string("the data set's noise scan cannot whiten the coils: ") + e.what());
     }
     d.noise.clear();
+    d.whitened_by_noise_samples = per_coil;
     d.source += noteOf(per_coil);
     return true;
 }
@@ -116,6 +117,7 @@ std::shared_ptr<Dataset> prewhitenedCopy(const Dataset& d) {
     parallelCopy(d.truth, out->truth);
     parallelCopy(d.reference, out->reference);
     out->basis = d.basis;
+    out->whitened_by_noise_samples = per_coil;
     return out;  // the noise samples spent, as prewhitenWithNoiseScan leaves them
 }
 

@@ -29,6 +29,13 @@ std::vector<double> sampleRadii(const Dataset& d, double& kmax) {
 
 NoiseEstimate estimateNoise(const Dataset& d) {
     NoiseEstimate e;
+    if (d.whitened_by_noise_samples > 0) {
+        // Whitened by its noise scan (L^{-1} with L L^H the scan's covariance): unit noise in every coil.
+        e.sigma = 1;
+        e.source = "prewhitening by the noise scan (unit noise)";
+        e.samples = d.whitened_by_noise_samples;
+        return e;
+    }
     if (!d.noise.empty()) {
         // A noise scan: coil 0's samples, the mean of |n|^2.
         const std::size_t per_coil = d.noise.size() / std::size_t(std::max(1, d.coils));
@@ -119,7 +126,7 @@ double sparseKappa(RegularizerKind k, int dims) {
 // mean power that decays as |k|^-(d+1) (2D: |k|^-3, 3D: |k|^-4) and white noise a constant one, so the
 // mean |d|^2 of 8 shells between 0.5 and 1 k_max is fitted by a |k|^-(d+1) + sigma^2 (least squares).
 NoiseEstimate whiteNoise(const Dataset& d, const NoiseEstimate& scan_or_outer) {
-    if (!d.noise.empty()) return scan_or_outer;
+    if (!d.noise.empty() || d.whitened_by_noise_samples > 0) return scan_or_outer;
     NoiseEstimate e;
     const std::size_t m = d.samples();
     double kmax = 0;
@@ -213,7 +220,7 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
         // noisy cases 0.81-0.99, docs/SPARSE.md); then sigma_img = 0 and the signal's rule stands.
         const NoiseEstimate outer = c.noise;
         c.noise = whiteNoise(d, outer);
-        const bool measurable = !d.noise.empty() || c.noise.sigma >= 0.75 * outer.sigma;
+        const bool measurable = !d.noise.empty() || d.whitened_by_noise_samples > 0 || c.noise.sigma >= 0.75 * outer.sigma;
         c.image_noise = measurable ? c.noise.sigma / std::sqrt(c.band_density * s) : 0.0;
         c.noise_lambda = sparseNoiseFactor(kind) * c.image_noise;
         c.lambda = std::max(c.signal_lambda, c.noise_lambda);

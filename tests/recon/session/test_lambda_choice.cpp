@@ -7,6 +7,7 @@
 #include <random>
 
 #include "recon/core/metrics.hpp"
+#include "recon/sense/prewhiten.hpp"
 #include "recon/session/demo_cases.hpp"
 #include "recon/session/reconstruction.hpp"
 
@@ -51,6 +52,16 @@ TEST(LambdaChoice, NoiseEstimateRecoversKnownNoise) {
     const NoiseEstimate scan = estimateNoise(*d);
     EXPECT_NEAR(scan.sigma, 3.0, 0.06);
     EXPECT_NE(scan.source.find("noise scan"), std::string::npos);
+    // Whitened by its scan (as the session does), k-space's noise is unit: sigma 1 without measuring it,
+    // and what the outer k-space measures of the whitened pure noise agrees.
+    d->kspace = gaussianNoise(d->samples(), 3.0, 6);
+    const std::shared_ptr<Dataset> whitened = prewhitenedCopy(*d);
+    const NoiseEstimate unit = estimateNoise(*whitened);
+    EXPECT_EQ(unit.sigma, 1.0);
+    EXPECT_EQ(unit.samples, 20000u);
+    EXPECT_NE(unit.source.find("prewhitening"), std::string::npos) << unit.source;
+    whitened->whitened_by_noise_samples = 0;
+    EXPECT_NEAR(estimateNoise(*whitened).sigma, 1.0, 0.08);
     // On simulated data with noise it is an upper bound: the phantom's signal remains in the outer k-space.
     CaseSpec clean = demoCase("small-2d");
     const std::shared_ptr<Dataset> c = simulate(clean);
