@@ -77,7 +77,8 @@ void fields(A& a, T& t) {
 }
 template <class A, Like<Dataset> D>
 void fields(A& a, D& d) {
-    a(d.name, d.source, d.grid, d.trajectory, d.coils, d.kspace, d.density, d.truth, d.reference, d.basis, d.noise);
+    a(d.name, d.source, d.grid, d.trajectory, d.coils, d.kspace, d.density, d.truth, d.reference, d.basis, d.noise,
+      d.whitened_by_noise_samples);
 }
 template <class A, Like<FramesRead> F>
 void fields(A& a, F& f) {
@@ -89,7 +90,7 @@ void fields(A& a, I& i) {
     a(i.grid, i.image);
 }
 #if defined(__GLIBCXX__) && defined(__LP64__)
-static_assert(sizeof(Dataset) == 312 && sizeof(Trajectory) == 72,
+static_assert(sizeof(Dataset) == 320 && sizeof(Trajectory) == 72,
               "Dataset or Trajectory changed: list the new field in fields() above, or it is lost in the child");
 #endif
 
