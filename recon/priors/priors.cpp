@@ -305,6 +305,17 @@ LinearOperatorPtr waveletOperator(VectorSpace& space, const Grid& grid, WaveletK
     return std::make_shared<WaveletOperator>(space, grid, kind, max_levels);
 }
 
+void checkSparseTerm(const SparseTerm& t, const VectorSpace& space, std::size_t n, const char* solver) {
+    const std::string who = std::string(solver) + ": ";
+    if (!t.transform) throw InputError(who + "the term '" + t.name + "' has no transform");
+    if (t.transform->inSize() != n)
+        throw InputError(who + "the term '" + t.name + "' (" + t.transform->name() + ") takes " +
+                         std::to_string(t.transform->inSize()) + " values, the image has " + std::to_string(n));
+    if (&t.transform->space() != &space) throw InputError(who + "the term '" + t.name + "' lives on another backend");
+    if (!(t.weight >= 0) || !std::isfinite(t.weight)) throw InputError(who + "the weight of '" + t.name + "' is not a finite number >= 0");
+    groupStride(t.transform->outSize(), t.group, solver);
+}
+
 SparseTerm waveletSparsity(VectorSpace& space, const Grid& grid, double weight, WaveletKind kind, int max_levels) {
     if (!(weight >= 0) || !std::isfinite(weight)) throw InputError("wavelet sparsity: the weight must be a finite number >= 0");
     SparseTerm t;

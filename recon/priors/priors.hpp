@@ -27,6 +27,10 @@ struct SparseTerm {
     std::size_t group = 1;         // values per group in W x (isotropic TV: the dimensions; 1: plain l1)
 };
 
+// InputError naming `solver` and the term unless `t` has a transform from an image of `n` values on
+// `space`, a finite weight >= 0 and a group that divides the transform's output (ADMM's and PDHG's terms).
+void checkSparseTerm(const SparseTerm& t, const VectorSpace& space, std::size_t n, const char* solver);
+
 // Forward differences along each axis, one block of grid.voxels() rows per axis (row v of
 // block a: x[v + e_a] - x[v]; the last voxel along the axis has an empty row), so the d
 // components of one voxel's gradient sit at stride voxels() and form one group.

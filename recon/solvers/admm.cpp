@@ -216,13 +216,7 @@ Admm::Admm(LinearOperatorPtr fourier, const Vector& rhs, double data_norm2, std:
     m.tau = opts.threshold_scale * opts.image_scale;
     std::vector<NormalTerm> normal{{"data", 1.0, fourier}};
     for (const SparseTerm& t : terms) {
-        if (!t.transform) throw InputError("ADMM: the term '" + t.name + "' has no transform");
-        if (t.transform->inSize() != m.n)
-            throw InputError("ADMM: the term '" + t.name + "' (" + t.transform->name() + ") takes " +
-                             std::to_string(t.transform->inSize()) + " values, the image has " + std::to_string(m.n));
-        if (&t.transform->space() != m.space) throw InputError("ADMM: the term '" + t.name + "' lives on another backend");
-        if (!(t.weight >= 0) || !std::isfinite(t.weight)) throw InputError("ADMM: the weight of '" + t.name + "' is not a finite number >= 0");
-        groupStride(t.transform->outSize(), t.group, "ADMM");
+        checkSparseTerm(t, *m.space, m.n, "ADMM");
         m.rho.push_back(m.rhoFor(t.weight));
         normal.push_back({t.name, m.rho.back(), t.transform});
         m.z.push_back(m.space->make(t.transform->outSize()));

@@ -73,15 +73,7 @@ Pdhg::Pdhg(LinearOperatorPtr fourier, const Vector& data, std::vector<SparseTerm
         throw InputError("PDHG: " + std::to_string(opts.k_space_weights.size()) + " k-space weights for " + std::to_string(im.m) + " samples");
     for (double p : opts.k_space_weights)
         if (!(p >= 0) || !std::isfinite(p)) throw InputError("PDHG: a k-space weight is not a finite number >= 0");
-    for (const SparseTerm& t : terms) {
-        if (!t.transform) throw InputError("PDHG: the term '" + t.name + "' has no transform");
-        if (t.transform->inSize() != im.n)
-            throw InputError("PDHG: the term '" + t.name + "' (" + t.transform->name() + ") takes " +
-                             std::to_string(t.transform->inSize()) + " values, the image has " + std::to_string(im.n));
-        if (&t.transform->space() != im.space) throw InputError("PDHG: the term '" + t.name + "' lives on another backend");
-        if (!(t.weight >= 0) || !std::isfinite(t.weight)) throw InputError("PDHG: the weight of '" + t.name + "' is not a finite number >= 0");
-        groupStride(t.transform->outSize(), t.group, "PDHG");
-    }
+    for (const SparseTerm& t : terms) checkSparseTerm(t, *im.space, im.n, "PDHG");
 
     // The steps: p normalised to ||diag(p)^{1/2} F|| = 1, sigma_k = 1 / ||W_k||^2, then tau from the
     // stacked operator's norm (at most 1 + the number of terms; the power iteration finds it).
