@@ -529,12 +529,16 @@ void MainWindow::connectController() {
     });
     connect(c, &ReconstructionController::jobFinished, this, [this](const JobOutcome& o) {
         convergence_->flush();  // the whole history is drawn when the job ends
+        // A lambda change stops at the first solve's accuracy (SolveOptions::lambda_change_to_cold_accuracy).
+        const QString to_accuracy =
+            o.cold_accuracy > 0 ? tr(" to the first solve's residual %1").arg(o.cold_accuracy, 0, 'g', 2) : QString();
         if (o.solved)
             statusBar()->showMessage(
                 (o.start_iteration > 0
-                     ? tr("%1 CG iterations in %2, warm start: %3 since the last start from zero (lambda %4 x s, %5)")
+                     ? tr("%1 CG iterations in %2, warm start%3: %4 since the last start from zero (lambda %5 x s, %6)")
                            .arg(o.iterations_done)
                            .arg(humanSeconds(o.seconds))
+                           .arg(to_accuracy)
                            .arg(o.start_iteration + o.iterations_done)
                      : tr("%1 CG iterations from zero in %2 (lambda %3 x s, %4)")
                            .arg(o.iterations_done)

@@ -360,6 +360,7 @@ void SessionWorker::solve(const JobRequest& job, JobOutcome& outcome) {
     outcome.solved = true;
     outcome.iterations_done = result.history.empty() ? 0 : result.history.back().iteration;
     outcome.start_iteration = start_iteration;
+    outcome.cold_accuracy = result.cold_accuracy;
     outcome.seconds = result.seconds;
     outcome.lambda = result.lambda;
     outcome.lambda_scale = result.lambda_scale;

@@ -112,6 +112,7 @@ struct JobOutcome {
     std::vector<LayerUpdate> layers;       // the final (or last complete) iterate
     int iterations_done = 0;
     int start_iteration = 0;               // as in IterationUpdate
+    double cold_accuracy = 0;              // a lambda change: the first solve's residual it stopped below (0: none)
     double seconds = 0;                    // the CG loop
     double lambda = 0, lambda_scale = 0;
     QString method;

@@ -155,6 +155,7 @@ ChangeReach warmChange(ReconstructionSession& s, SolveOptions o, double target_p
     o.iterations = cap;
     o.snapshot_every = 1;
     o.warm_start = true;
+    o.lambda_change_to_cold_accuracy = false;  // to this study's marks, not the session's stop
     const auto t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     double aside = 0, aside_cpu = 0;  // the comparisons' own time
@@ -386,10 +387,27 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
             const ChangeReach down = warmChange(s, warm, ref1.psnr, kBand, x_ref1, kDistance, 2 * iterations);
             warm.lambda = 0.5 * o.lambda;  // on to a lambda not solved in this session's warm path
             const ChangeReach on = warmChange(s, warm, refh.psnr, kBand, x_refh, kDistance, 2 * iterations);
+            // The session's own change (SolveOptions::lambda_change_to_cold_accuracy): after a fresh cold solve of the
+            // budget at lambda, to 2 lambda until the cold solve's residual; its distance to the converged image against
+            // that of a cold budget solve at 2 lambda (what a user would otherwise wait for).
+            ComplexArray x_change, x_cold2;
+            ReconstructionSession u(backend), c2(backend);
+            u.setDataset(data);
+            c2.setDataset(data);
+            solveTo(u, o, 1e300, iterations);
+            SolveOptions change_opts = o;
+            change_opts.lambda = 2 * o.lambda;
+            change_opts.warm_start = true;
+            const Reach change = solveTo(u, change_opts, 1e300, iterations, 0, &x_change);
+            change_opts.warm_start = false;
+            solveTo(c2, change_opts, 1e300, iterations, 0, &x_cold2);
+            const double change_distance = relativeDistance(x_change, x_ref2), cold_distance = relativeDistance(x_cold2, x_ref2);
             std::printf("%-14s %-11s %7.3g | %s %7.2f | %7.2f %7.2f %7.2f %8.2e | %s | %s | %s | %s | %s | %s\n", name.c_str(), reg.c_str(),
                         o.lambda, cellWithCpu(cold).c_str(), cold.psnr, ref2.psnr, ref1.psnr, refh.psnr, relativeDistance(x_ref1, x_ref2),
                         cellWithCpu(up.band).c_str(), cellWithCpu(up.close).c_str(), cellWithCpu(down.band).c_str(),
                         cellWithCpu(down.close).c_str(), cellWithCpu(on.band).c_str(), cellWithCpu(on.close).c_str());
+            std::printf("  the session's lambda x2 after a cold %d (to that solve's residual): %s, %.2e from the converged image;"
+                        " a cold %d at 2 lambda: %.2e\n", iterations, cellWithCpu(change).c_str(), change_distance, iterations, cold_distance);
             std::fflush(stdout);
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                  << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
@@ -400,6 +418,8 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
                  << ",\"references_distance\":" << jsonNumber(relativeDistance(x_ref1, x_ref2)) << ",\"lambda_x2\":" << reachJson(up.band)
                  << ",\"lambda_x2_close\":" << reachJson(up.close) << ",\"lambda_x05\":" << reachJson(down.band)
                  << ",\"lambda_x05_close\":" << reachJson(down.close) << ",\"reference_05x\":" << reachJson(refh)
+                 << ",\"lambda_x2_session\":" << reachJson(change) << ",\"lambda_x2_session_distance\":" << jsonNumber(change_distance)
+                 << ",\"cold_2x_distance\":" << jsonNumber(cold_distance)
                  << ",\"lambda_x05_on\":" << reachJson(on.band) << ",\"lambda_x05_on_close\":" << reachJson(on.close) << ",\"device\":" << jsonString(device) << "}";
             first = false;
         }
@@ -490,6 +510,7 @@ void runSparseConvergenceStudy(const std::string& cases, const std::string& prio
                 const Reach whole = solveTo(s, o, r1.psnr, reference, kBand);
                 SolveOptions warm = o2;
                 warm.warm_start = true;
+                warm.lambda_change_to_cold_accuracy = false;  // to the band, not the session's stop
                 const Reach change = solveTo(s, warm, r2.psnr, reference, kBand);
                 std::printf("%-14s %-12s %-8s %-8s %7.3g %8.2f %8.3f | %s %8.3f | %8.2f %8.2f %s\n", name.c_str(), prior.c_str(),
                             label.c_str(), toString(weighting).c_str(), o.lambda, r1.psnr, r1.seconds, cell(whole).c_str(), whole.setup_seconds,

@@ -264,6 +264,7 @@ LambdaChoice ReconstructionSession::suggestLambda(const SolveOptions& opts, Moni
     path.regularizer = kind;
     path.snapshot_every = 0;
     path.tolerance = 0;
+    path.lambda_change_to_cold_accuracy = false;  // each lambda its 10 steps: the path's residuals comparable
     CallbackMonitor quiet({}, monitor.cancelFlag());
     const int steps = 12;
     double lambda = 1000;

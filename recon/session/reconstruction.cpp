@@ -475,6 +475,23 @@ void ReconstructionSession::changePenaltyWeight(NormalEquationsCg& cg, const Sol
     cg.setWeightRecycling(1, weight, std::move(preconditioner));
 }
 
+RunOptions ReconstructionSession::runOptions(const SolveOptions& opts) {
+    RunOptions run;
+    run.iterations = opts.iterations;
+    run.tolerance = opts.tolerance;
+    run.snapshot_every = opts.snapshot_every;
+    run.record_costs = opts.record_costs;
+    run.exact_data_term = opts.exact_records;
+    return run;
+}
+
+double ReconstructionSession::residentTolerance(const SolveOptions& opts, bool weight_changed, SolveResult& result) const {
+    if (opts.tolerance > 0 || !weight_changed || !opts.lambda_change_to_cold_accuracy || !(resident_.cold_residual > 0))
+        return opts.tolerance;
+    result.cold_accuracy = resident_.cold_residual;
+    return resident_.cold_residual;
+}
+
 SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm) {
     const Dataset& d = dataset();
     if (opts.iterations < 0) throw InputError("number of iterations must not be negative");
@@ -528,19 +545,16 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
         return cg;
     };
 
-    RunOptions run;
-    run.iterations = opts.iterations;
-    run.tolerance = opts.tolerance;
-    run.snapshot_every = opts.snapshot_every;
-    run.record_costs = opts.record_costs;
-    run.exact_data_term = opts.exact_records;
+    RunOptions run = runOptions(opts);
     std::vector<ComplexArray> coil_images;
     const auto t0 = Clock::now();
     for (int c = 0; c < d.coils; ++c) {
         std::unique_ptr<NormalEquationsCg> owned;
         NormalEquationsCg* cg = nullptr;
+        RunOptions coil_run = run;
         if (c == 0 && continue_resident) {
             cg = resident_.cg.get();
+            coil_run.tolerance = residentTolerance(opts, cg->terms() > 1 && cg->weight(1) != penalty_weight, result);
             // M^{-1} depends on lambda: rebuilt from the cached eigenvalues, set in the same restart.
             LinearOperatorPtr pm =
                 circulant ? preconditioner(opts, cg->terms() > 1, penalty_weight, monitor.progress(Phase::ToeplitzKernel)) : nullptr;
@@ -561,12 +575,12 @@ SolveResult ReconstructionSession::solveHere(const SolveOptions& opts, Monitor& 
                 cg->setInitialScaled(*densityWeightedAdjoint(c, m, monitor.progress(Phase::AdjointData)));
             }
         }
-        RunResult r = runIterations(*cg, run, monitor, c);
+        RunResult r = runIterations(*cg, coil_run, monitor, c);
         result.history = std::move(r.history);
         coil_images.push_back(std::move(r.image));
         if (d.coils == 1) {
             const int before = continue_resident ? resident_.total_iterations : 0;
-            if (owned) resident_ = {key, std::move(owned), 0};
+            if (owned) resident_ = {key, std::move(owned), 0, result.history.empty() ? 0.0 : result.history.back().residual};
             resident_.total_iterations = before + int(result.history.size());
             result.total_iterations = resident_.total_iterations;
         } else {

@@ -114,6 +114,11 @@ struct SolveOptions {
     // 0, the default: the two images only (more directions cost inner products and gained little at 64^3;
     // all of a cold solve's, k >= its iterations, did not pay for the first change either: docs/SCALING.md).
     int kept_directions = 0;
+    // A warm lambda change of that CG (warm_start on the resident solve, a new lambda) stops once its relative
+    // residual falls below the one the cold solve it continues ended at: that solve's accuracy at the new
+    // lambda, which the recycled start reaches in a few iterations (docs/SCALING.md, "A lambda change to the
+    // cold solve's accuracy"), within `iterations`. A `tolerance` > 0 is used instead; false: the whole budget.
+    bool lambda_change_to_cold_accuracy = true;
     CoilCombination coil_combination = CoilCombination::SumOfSquares;
     // How SENSE estimates its coil maps when none were given (setCoilMaps). ESPIRiT: the most
     // accurate maps and the best SENSE image on radial-2d-8coil (docs/CONVENTIONS.md's table).
@@ -153,6 +158,9 @@ struct SolveResult {
     bool cancelled = false;              // stopped early; `image` is the last complete iterate
     bool warm_started = false;           // continued from the previous iterate (SolveOptions::warm_start)
     int total_iterations = 0;            // since the last cold start (equals history.size() after one)
+    // A warm lambda change: the relative residual it stopped below, the cold solve's (0: it ran its budget or a
+    // tolerance given; SolveOptions::lambda_change_to_cold_accuracy).
+    double cold_accuracy = 0;
     double seconds = 0;                  // the CG loop alone
     double lambda = 0;
     double lambda_scale = 0;
@@ -397,6 +405,7 @@ private:
         std::string key;  // method, regulariser
         std::unique_ptr<NormalEquationsCg> cg;
         int total_iterations = 0;
+        double cold_residual = 0;  // the relative residual its cold run ended at (0: unknown)
     };
     ResidentSolve resident_;
     // SolveOptions::kept_directions on a solver: < 0 no recycling, else a ring of that many directions.
@@ -404,6 +413,11 @@ private:
     // A lambda change on a resident solve with a penalty term (single-coil or SENSE): the new weight and
     // M^{-1} for it (null: none) in one restart, recycled as opts.kept_directions says.
     static void changePenaltyWeight(NormalEquationsCg& cg, const SolveOptions& opts, double weight, LinearOperatorPtr preconditioner);
+    // The tolerance a run on the resident solve takes: opts.tolerance, or for a lambda change (the penalty's
+    // weight moved) the cold run's residual (SolveOptions::lambda_change_to_cold_accuracy), also noted in `result`.
+    double residentTolerance(const SolveOptions& opts, bool weight_changed, SolveResult& result) const;
+    // The runner's options from a solve's (every path: single-coil, SENSE, the sparse priors).
+    static RunOptions runOptions(const SolveOptions& opts);
     // Where solves go once the device ran out of memory for one (the same data on the CPU backend).
     std::unique_ptr<ReconstructionSession> cpu_fallback_;
     SolveResult solveHere(const SolveOptions& opts, Monitor& monitor, const ComplexArray* warm);

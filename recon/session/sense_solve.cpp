@@ -215,21 +215,18 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
         }
         if (warm && warm->size() == d.grid.voxels()) cg->setInitial(*warm);
         recycle(*cg, opts.kept_directions);
-        resident_ = {key, std::move(cg), 0};
+        resident_ = {key, std::move(cg), 0, 0.0};
         sense_split_ = std::dynamic_pointer_cast<DistributedStack>(std::const_pointer_cast<LinearOperator>(encoding));
-    } else {
+    }
+    RunOptions run = runOptions(opts);
+    if (continue_resident) {
+        run.tolerance = residentTolerance(opts, resident_.cg->terms() > 1 && resident_.cg->weight(1) != penalty_weight, result);
         // M^{-1} depends on the weight: rebuilt from the cached eigenvalues, set in the same restart.
         if (resident_.cg->terms() > 1)
             changePenaltyWeight(*resident_.cg, opts, penalty_weight,
                                 sensePreconditioner(opts, true, penalty_weight, monitor.progress(Phase::ToeplitzKernel)));
         result.warm_started = true;
     }
-
-    RunOptions run;
-    run.iterations = opts.iterations;
-    run.tolerance = opts.tolerance;
-    run.snapshot_every = opts.snapshot_every;
-    run.exact_data_term = opts.exact_records;
     if (sense_split_) sense_split_->resetStats();
     const auto t0 = std::chrono::steady_clock::now();
     RunResult r = runIterations(*resident_.cg, run, monitor, 0);
@@ -241,6 +238,7 @@ SolveResult ReconstructionSession::solveSense(const SolveOptions& opts, Monitor&
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.history = std::move(r.history);
     result.cancelled = r.cancelled();
+    if (!continue_resident) resident_.cold_residual = result.history.empty() ? 0.0 : result.history.back().residual;
     resident_.total_iterations += int(result.history.size());
     result.total_iterations = resident_.total_iterations;
     {

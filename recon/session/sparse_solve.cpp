@@ -215,11 +215,7 @@ SolveResult ReconstructionSession::solveSparse(const SolveOptions& opts, Monitor
             it = st.normal_norm.emplace(nk, estimateNormalNorm(*fourier, 30, 1.05, monitor.progress(Phase::ToeplitzKernel))).first;
         if (it != st.normal_norm.end()) normal_norm = it->second;
     }
-    RunOptions run;
-    run.iterations = opts.iterations;
-    run.tolerance = opts.tolerance;
-    run.snapshot_every = opts.snapshot_every;
-    run.exact_data_term = opts.exact_records;
+    RunOptions run = runOptions(opts);
     std::vector<ComplexArray> coil_images;
     const auto t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < solves; ++c) {

@@ -334,15 +334,16 @@ private slots:
         connect(&c, &ReconstructionController::iterationAdvanced, this,
                 [&starts](const IterationUpdate& u) { starts.push_back(u.start_iteration); });
 
-        // Two lambda steps: each continues from the last image.
+        // Two lambda steps: each continues from the last image, until the first solve's residual (within the budget).
         for (int step = 1; step <= 2; ++step) {
             const quint64 generation = c.generation();
+            const int before = c.totalIterations();
             c.setLambda(0.02 + 0.01 * step);
             QTRY_VERIFY_WITH_TIMEOUT(c.generation() == generation + 1 && finished(c), kSolveTimeoutMs);
             QCOMPARE(toString(c.state()), toString(JobState::Completed));
             QVERIFY(c.warmStart());
-            QCOMPARE(c.totalIterations(), 5 + 5 * step);
-            QCOMPARE(starts.front(), 5 * step);
+            QVERIFY2(c.totalIterations() > before && c.totalIterations() <= before + 5, qPrintable(QString::number(c.totalIterations())));
+            QCOMPARE(starts.front(), before);
             starts.clear();
         }
         // A change of anything but lambda (here the iteration count) starts from zero...
@@ -357,7 +358,7 @@ private slots:
         // ...and so does Reconstruct, even right after tuning.
         c.setLambda(0.05);
         QTRY_VERIFY_WITH_TIMEOUT(finished(c) && c.warmStart(), kSolveTimeoutMs);
-        QCOMPARE(c.totalIterations(), 8);
+        QVERIFY(c.totalIterations() > 4 && c.totalIterations() <= 8);
         starts.clear();
         generation = c.generation();
         c.reconstruct();

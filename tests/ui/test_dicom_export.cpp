@@ -48,8 +48,10 @@ private slots:
         c.setLambda(0.05);
         QTRY_VERIFY_WITH_TIMEOUT(finished(c) && c.warmStart(), kSolveTimeoutMs);
         spec = dicomExportFor(c);
-        QCOMPARE(spec.series[3].description, std::string("Iterative CG fd lambda 0.05 x s, 4+4 it warm"));
-        QVERIFY2(QString::fromStdString(spec.series[3].comments).contains(QStringLiteral("8 CG iterations")),
+        const int warm = c.totalIterations() - 4;  // until the first solve's residual, within the budget of 4
+        QVERIFY(warm >= 1 && warm <= 4);
+        QCOMPARE(spec.series[3].description, "Iterative CG fd lambda 0.05 x s, 4+" + std::to_string(warm) + " it warm");
+        QVERIFY2(QString::fromStdString(spec.series[3].comments).contains(QStringLiteral("%1 CG iterations").arg(4 + warm)),
                  spec.series[3].comments.c_str());
     }
 

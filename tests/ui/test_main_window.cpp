@@ -151,7 +151,8 @@ private slots:
         QCOMPARE(slider->value(), TunePanel::sliderPosition(0.1));
         QTRY_VERIFY_WITH_TIMEOUT(w.controller()->generation() == generation + 2, 5000);
         QTRY_VERIFY_WITH_TIMEOUT(finished(*w.controller()), kSolveTimeoutMs);
-        QCOMPARE(w.controller()->history().size(), std::size_t(4));
+        // The lambda change's own iterations: until the first solve's residual, within the budget of 4.
+        QVERIFY(!w.controller()->history().empty() && w.controller()->history().size() <= std::size_t(4));
     }
 
     void savesImagesPngCsvAndSettings() {

@@ -1,6 +1,6 @@
 // Where the time of one SENSE reconstruction goes (issue 14's speed targets; not a test: prints figures).
 //   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps] [--demo NAME] [--preconditioner-only]
-//               [--data-weighting density] [--lambda-change-only] [--sense-maps espirit|walsh|ring]
+//               [--data-weighting density] [--lambda-change-only] [--session-change-only] [--sense-maps espirit|walsh|ring]
 // The reference paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), smooth
 // synthetic coil maps, data from the backend's NUFFT plus a correlated noise scan; data on the host
 // in, image on the host out, in a warm process (one untimed run first, as a workstation that has
@@ -26,7 +26,10 @@
 // (--sense-maps espirit, the default, or walsh; the PSNR against the truth times the whitened true maps' root
 // sum of squares inside the maps' mask, the image such maps give); --sense-maps ring: the true ring maps
 // whitened (weak in the corners: in float32 no solve converges there to 1 %, docs/SENSE.md).
-// --preconditioner-only: those rows alone (--lambda-change-only: the λ change's alone); --demo NAME: both
+// sessionChangeRows: the λ change as the session makes it by default, to the cold solve's residual, against a cold
+// solve's distance to the long solve.
+// --preconditioner-only: those rows alone (--lambda-change-only: the λ change's alone; --session-change-only: the
+// session's change alone); --demo NAME: both
 // on a demo case with its ESPIRiT maps.
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
 // --data-weighting density: the whole rows alone (from the pool), each uniform and then with the density-weighted
@@ -152,12 +155,13 @@ Row run(const std::shared_ptr<Backend>& b, const std::shared_ptr<const Dataset>&
     row.t["solve"] = since(t0);
     row.t["whole"] = since(whole);
     o.lambda = 0.05;
-    o.warm_start = true;
+    o.warm_start = true;  // as the session changes λ: to the cold solve's residual
     t0 = Clock::now();
     row.relambda = session.solve(o);
     row.t["lambda change"] = since(t0);
     o.iterations = std::max(1, iterations / 3);
     o.lambda = 0.03;
+    o.lambda_change_to_cold_accuracy = false;  // a fixed count, the earlier tables' row
     t0 = Clock::now();
     session.solve(o);
     row.t["lambda change short"] = since(t0);
@@ -297,6 +301,7 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const SenseCase& sc, 
             s.solve(senseOptions(pk, lambda0, iterations));
             SolveOptions o = senseOptions(pk, lambda1, 4 * iterations);
             o.warm_start = true;
+            o.lambda_change_to_cold_accuracy = false;  // the whole curve
             warm = curve(s, o);
         }
         if (pk == PreconditionerKind::None) plain_budget = cold[std::size_t(iterations) - 1];
@@ -329,6 +334,7 @@ void preconditionerRows(const std::shared_ptr<Backend>& b, const SenseCase& sc, 
                 s.solve(senseOptions(pk, lambda0, iterations));
                 SolveOptions o = senseOptions(pk, lambda1, int(warm_conv));
                 o.warm_start = true;
+                o.lambda_change_to_cold_accuracy = false;
                 const auto t0 = Clock::now();
                 s.solve(o);
                 change = since(t0);
@@ -397,6 +403,7 @@ void lambdaChangeRows(const std::shared_ptr<Backend>& b, const SenseCase& sc, Lo
                         StopAtMark monitor(mark, sc.truth, *ref[i]);
                         SolveOptions o = senseOptions(pk, to[i], cap, w);
                         o.warm_start = true;
+                        o.lambda_change_to_cold_accuracy = false;  // to the mark
                         o.snapshot_every = 1;
                         const SolveResult r = s.solve(o, monitor);
                         ok[i] = monitor.reached > 0;
@@ -413,6 +420,7 @@ void lambdaChangeRows(const std::shared_ptr<Backend>& b, const SenseCase& sc, Lo
                     for (int i = 0; i < 3; ++i) {
                         SolveOptions o = senseOptions(pk, to[i], its[i], w);
                         o.warm_start = true;
+                        o.lambda_change_to_cold_accuracy = false;
                         const auto t0 = Clock::now();
                         s.solve(o);
                         seconds[i].push_back(since(t0));
@@ -428,6 +436,65 @@ void lambdaChangeRows(const std::shared_ptr<Backend>& b, const SenseCase& sc, Lo
                 std::fflush(stdout);
             }
         }
+    }
+}
+
+// The λ change as the session makes it (SolveOptions::lambda_change_to_cold_accuracy, the default): after a cold
+// `iterations` solve at λ0, the same chain as lambdaChangeRows' (first, back, onward), each change warm and
+// recycled until its relative residual falls below the cold solve's. Per change: the iterations it took, its
+// distance to the long solve at the new λ against a cold `iterations` solve's there (the image a user would
+// otherwise wait a whole reconstruction for), then the change's solve call timed in `repeats` fresh chains
+// (M^{-1}'s rebuild, the recycled start, CG, the image to the host; records without cost terms, as the whole rows).
+void sessionChangeRows(const std::shared_ptr<Backend>& b, const SenseCase& sc, LongSolves& references, int iterations, int repeats) {
+    const double lambda0 = 0.02;
+    const double to[3] = {2 * lambda0, lambda0, lambda0 / 2};
+    const char* names[3] = {"first", "back", "onward"};
+    const PreconditionerKind pk = PreconditionerKind::Auto;  // the session's choice for SENSE: SENSE's circulant
+    std::printf("lambda change as the session makes it (%s maps; cold %d its at %.2f, then %.2f, %.2f, %.2f warm, each to the cold"
+                " solve's residual):\n", sc.maps.source.c_str(), iterations, lambda0, to[0], to[1], to[2]);
+    for (DataWeighting w : {DataWeighting::Uniform, DataWeighting::Density}) {
+        auto options = [&](double lambda) {
+            SolveOptions o = senseOptions(pk, lambda, iterations, w);
+            o.record_costs = false;
+            return o;
+        };
+        double cold_distance[3], change_distance[3];
+        std::size_t its[3];
+        double cold_residual = 0;
+        for (int i = 0; i < 3; ++i) {
+            ReconstructionSession c(b);
+            startSession(c, sc);
+            cold_distance[i] = relativeDistance(c.solve(options(to[i])).complex_image, references.at(w, to[i]).image);
+        }
+        std::vector<double> seconds[3];
+        for (int r = 0; r <= repeats; ++r) {  // r = 0: the distances; then the timed chains
+            ReconstructionSession s(b);
+            startSession(s, sc);
+            s.solve(options(lambda0));
+            for (int i = 0; i < 3; ++i) {
+                SolveOptions o = options(to[i]);
+                o.warm_start = true;
+                const auto t0 = Clock::now();
+                const SolveResult res = s.solve(o);
+                const double t = since(t0);
+                if (r > 0) {
+                    seconds[i].push_back(t);
+                    continue;
+                }
+                its[i] = res.history.size();
+                cold_residual = res.cold_accuracy;
+                change_distance[i] = relativeDistance(res.complex_image, references.at(w, to[i]).image);
+            }
+        }
+        std::printf("  %-7s (cold residual %.2e)", toString(w).c_str(), cold_residual);
+        for (int i = 0; i < 3; ++i) {
+            std::printf(" | %s %zu its, %.3f from the long solve (cold %d its: %.3f)", names[i], its[i], change_distance[i], iterations,
+                        cold_distance[i]);
+            for (double t : seconds[i]) std::printf(" %.3f", t);
+            std::printf(" s");
+        }
+        std::printf("\n");
+        std::fflush(stdout);
     }
 }
 
@@ -540,6 +607,7 @@ int main(int argc, char** argv) {
         bool cpu = false, maps = true;
         bool preconditioner_only = false;  // only the preconditioner's rows
         bool lambda_change_only = false;   // of those, only the lambda change to 1 % of the long solve's image
+        bool session_change_only = false;  // only the lambda change as the session makes it
         bool weighted_rows = false;        // only the whole rows, uniform and density-weighted
         std::string demo;  // a demo case instead (its ESPIRiT maps): the preconditioner's rows only
         std::string sense_maps = "espirit";  // the preconditioner's and the lambda change's maps: espirit, walsh, ring
@@ -558,9 +626,10 @@ int main(int argc, char** argv) {
             else if (a == "--demo" && i + 1 < argc) demo = argv[++i];
             else if (a == "--preconditioner-only") preconditioner_only = true;
             else if (a == "--lambda-change-only") preconditioner_only = lambda_change_only = true;
+            else if (a == "--session-change-only") preconditioner_only = session_change_only = true;
             else if (a == "--data-weighting" && i + 1 < argc) weighted_rows = parseDataWeighting(argv[++i]) == DataWeighting::Density;
             else if (a == "--sense-maps" && i + 1 < argc) sense_maps = argv[++i];
-            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only, --data-weighting W, --sense-maps espirit|walsh|ring)");
+            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only, --session-change-only, --data-weighting W, --sense-maps espirit|walsh|ring)");
         }
         if (sense_maps != "ring") parseCoilMapMethod(sense_maps);  // bad names refused before any work
         std::shared_ptr<Backend> b;
@@ -583,6 +652,7 @@ int main(int argc, char** argv) {
                         data->grid.describe().c_str(), data->coils, data->samples(), iterations);
             LongSolves references(b, sc, 8 * iterations);
             if (!lambda_change_only) preconditionerRows(b, sc, references, iterations, repeats);
+            sessionChangeRows(b, sc, references, iterations, repeats);
             lambdaChangeRows(b, sc, references, iterations, repeats);
             return 0;
         }
@@ -627,8 +697,9 @@ int main(int argc, char** argv) {
         }
         LongSolves references(b, sc, 8 * iterations);
         if (preconditioner_only) {
-            if (!lambda_change_only) preconditionerRows(b, sc, references, iterations, repeats);
-            lambdaChangeRows(b, sc, references, iterations, repeats);
+            if (!lambda_change_only && !session_change_only) preconditionerRows(b, sc, references, iterations, repeats);
+            sessionChangeRows(b, sc, references, iterations, repeats);
+            if (!session_change_only) lambdaChangeRows(b, sc, references, iterations, repeats);
             return 0;
         }
         run(b, data, truth_maps, iterations, PreconditionerKind::Circulant);  // warm-up: plans, cuFFT, the tuning cache
@@ -638,9 +709,9 @@ int main(int argc, char** argv) {
                 const DataWeighting w = r % 2 ? DataWeighting::Density : DataWeighting::Uniform;
                 const Row row = run(b, data, truth_maps, iterations, PreconditionerKind::Circulant, w);
                 std::printf("%-8s whole %.3f s = prewhiten %.3f + D %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it)"
-                            " | lambda change (%d its) %.3f s, (%d its) %.3f s\n",
+                            " | lambda change (to the cold residual: %zu its) %.3f s, (%d its) %.3f s\n",
                             toString(w).c_str(), row.t.at("whole"), row.t.at("prewhiten"), row.t.at("D"), row.t.at("Q"), row.t.at("F^H d"),
-                            row.t.at("W"), row.t.at("solve"), row.solve.seconds, 1e3 * row.solve.seconds / iterations, iterations,
+                            row.t.at("W"), row.t.at("solve"), row.solve.seconds, 1e3 * row.solve.seconds / iterations, row.relambda.history.size(),
                             row.t.at("lambda change"), std::max(1, iterations / 3), row.t.at("lambda change short"));
                 std::fflush(stdout);
             }
@@ -653,11 +724,11 @@ int main(int argc, char** argv) {
             const Row row = run(b, data, truth_maps, iterations, pk);
             const double cg = row.solve.seconds;
             std::printf("%s%-5s whole %.3f s = prewhiten %.3f + Q %.3f + F^H d %.3f + W %.3f + solve %.3f (CG %.3f = %.2f ms/it;"
-                        " operator, rhs, image to host %.3f) + rest %.3f | lambda change (%d its) %.3f s (CG %.3f), (%d its) %.3f s\n",
+                        " operator, rhs, image to host %.3f) + rest %.3f | lambda change (to the cold residual: %zu its) %.3f s (CG %.3f), (%d its) %.3f s\n",
                         cpu ? "" : r >= 2 * repeats ? "pool " : "cudaMalloc ", toString(pk).c_str(), row.t.at("whole"), row.t.at("prewhiten"), row.t.at("Q"), row.t.at("F^H d"), row.t.at("W"), row.t.at("solve"),
                         cg, 1e3 * cg / iterations, row.t.at("solve") - cg,
                         row.t.at("whole") - row.t.at("prewhiten") - row.t.at("Q") - row.t.at("F^H d") - row.t.at("W") - row.t.at("solve"),
-                        iterations, row.t.at("lambda change"), row.relambda.seconds, std::max(1, iterations / 3),
+                        row.relambda.history.size(), row.t.at("lambda change"), row.relambda.seconds, std::max(1, iterations / 3),
                         row.t.at("lambda change short"));
             std::fflush(stdout);
         }
@@ -665,6 +736,7 @@ int main(int argc, char** argv) {
         normalRows(b, data, truth_maps);
         // The maps that fit the whitened data: the image is the truth's estimate.
         preconditionerRows(b, sc, references, iterations, repeats);
+        sessionChangeRows(b, sc, references, iterations, repeats);
         lambdaChangeRows(b, sc, references, iterations, repeats);
         if (maps) {
             mapsRows(b, data, whitened_maps, false);  // warm-up: the libraries' handles and kernels

@@ -839,3 +839,53 @@ TEST(Sense, RecycledLambdaChangesEndAtTheColdSolutionsAndAChangeBackIsImmediate)
     EXPECT_LE(back_iterations[0], 2u) << "recycled change back";
     EXPECT_GT(back_iterations[1], 5u) << "plain restart back";
 }
+
+// SENSE solves take the single-coil path's run options: a quiet solve (record_costs false, as `recon --quiet`)
+// forms no cost terms before its last record, and a warm lambda change stops at the relative residual its cold
+// solve ended at (SolveOptions::lambda_change_to_cold_accuracy), as close to the new lambda's solution as a cold
+// solve of the same budget.
+TEST(Sense, QuietSolvesRecordNoCostsAndLambdaChangesStopAtTheColdAccuracy) {
+    const CaseSpec spec = smallMultiCoil(24);
+    auto data = simulate(spec);
+    auto backend = std::shared_ptr<Backend>(createCpuBackend(Precision::Double));
+    SolveOptions o;
+    o.coil_combination = CoilCombination::Sense;
+    o.regularizer = RegularizerKind::FiniteDifference;
+    o.iterations = 15;
+    o.lambda = spec.lambda;
+    for (const bool costs : {true, false}) {
+        ReconstructionSession s(backend);
+        s.setDataset(data);
+        o.record_costs = costs;
+        const SolveResult r = s.solve(o);
+        ASSERT_EQ(r.history.size(), 15u);
+        for (std::size_t i = 0; i + 1 < r.history.size(); ++i)
+            EXPECT_EQ(r.history[i].penalty_term > 0, costs) << "record " << i << ", record_costs " << costs;
+        EXPECT_GT(r.history.back().penalty_term, 0.0) << "the last record is whole either way";
+    }
+    o.record_costs = true;
+    ReconstructionSession s(backend);
+    s.setDataset(data);
+    const double cold_residual = s.solve(o).history.back().residual;
+    o.warm_start = true;
+    for (const double lambda : {4 * spec.lambda, spec.lambda}) {
+        o.lambda = lambda;
+        const SolveResult warm = s.solve(o);
+        ASSERT_TRUE(warm.warm_started);
+        EXPECT_EQ(warm.cold_accuracy, cold_residual);
+        EXPECT_LT(warm.history.back().residual, cold_residual);
+        EXPECT_LT(warm.history.size(), 15u);
+        ReconstructionSession c(backend), l(backend);
+        c.setDataset(data);
+        l.setDataset(data);
+        SolveOptions cold = o, ref = o;
+        cold.warm_start = ref.warm_start = false;
+        ref.iterations = 1000;
+        ref.tolerance = 1e-12;
+        const ComplexArray converged = l.solve(ref).complex_image;
+        const double change = relativeError(warm.complex_image, converged), from_zero = relativeError(c.solve(cold).complex_image, converged);
+        std::printf("SENSE lambda %.4f: %zu warm iterations, %.2e from the converged image; cold 15: %.2e\n", lambda,
+                    warm.history.size(), change, from_zero);
+        EXPECT_LT(change, 1.5 * from_zero);
+    }
+}

@@ -149,6 +149,7 @@ TEST(Session, LambdaChangeContinuesTheResidentSolveAndColdSolvesRepeat) {
     o.iterations = 5;
     o.warm_start = true;
     o.kept_directions = -1;  // no recycling: the plain restart (recycled changes: test_density_weighted_solve.cpp)
+    o.lambda_change_to_cold_accuracy = false;  // the whole budget, as by hand below (the stop: the next test)
     const SolveResult warm = s.solve(o);
     EXPECT_TRUE(warm.warm_started);
     EXPECT_EQ(warm.total_iterations, 25);
@@ -162,6 +163,65 @@ TEST(Session, LambdaChangeContinuesTheResidentSolveAndColdSolvesRepeat) {
     o.warm_start = true;
     o.regularizer = RegularizerKind::Tikhonov;
     EXPECT_FALSE(s.solve(o).warm_started);
+}
+
+// A warm lambda change stops at the relative residual its cold solve ended at: an image as close to the new
+// lambda's solution as a cold solve of the same budget gives, in fewer iterations. A continuation at the same
+// lambda, an explicit tolerance, or the option off run as asked.
+TEST(Session, LambdaChangeStopsAtTheColdSolvesAccuracy) {
+    auto data = smallCase();
+    auto backend = std::shared_ptr<Backend>(createCpuBackend(Precision::Double));
+    const int budget = 20;
+    auto converged = [&](double lambda) {
+        ReconstructionSession r(backend);
+        r.setDataset(data);
+        SolveOptions o;
+        o.lambda = lambda;
+        o.iterations = 2000;
+        o.tolerance = 1e-13;
+        return r.solve(o).image;
+    };
+    ReconstructionSession s(backend);
+    s.setDataset(data);
+    SolveOptions o;
+    o.iterations = budget;
+    o.lambda = 0.02;
+    const double cold_residual = s.solve(o).history.back().residual;
+    o.warm_start = true;
+    for (const double lambda : {0.04, 0.02, 0.01}) {
+        o.lambda = lambda;
+        const SolveResult warm = s.solve(o);
+        ASSERT_TRUE(warm.warm_started);
+        EXPECT_EQ(warm.cold_accuracy, cold_residual) << lambda;
+        EXPECT_LT(warm.history.back().residual, cold_residual) << lambda;
+        for (std::size_t i = 0; i + 1 < warm.history.size(); ++i) EXPECT_GE(warm.history[i].residual, cold_residual) << lambda;
+        EXPECT_LT(warm.history.size(), std::size_t(budget)) << lambda;
+        // As accurate as the cold budget at this lambda (measured: the changes end 0.3-0.9x its distance).
+        ReconstructionSession c(backend);
+        c.setDataset(data);
+        SolveOptions cold = o;
+        cold.warm_start = false;
+        const ComplexArray ref = converged(lambda);
+        const double change = relativeError(warm.image, ref), from_zero = relativeError(c.solve(cold).image, ref);
+        std::printf("lambda %.2f: %zu warm iterations, %.2e from the converged image; cold %d: %.2e\n", lambda,
+                    warm.history.size(), change, budget, from_zero);
+        EXPECT_LT(change, 1.5 * from_zero) << lambda;
+    }
+    // The same lambda again continues for the whole budget; so do an explicit tolerance and the option off.
+    const SolveResult more = s.solve(o);
+    EXPECT_EQ(more.cold_accuracy, 0.0);
+    EXPECT_EQ(more.history.size(), std::size_t(budget));
+    o.lambda = 0.03;
+    o.tolerance = 1e-9;
+    o.iterations = 500;
+    const SolveResult given = s.solve(o);
+    EXPECT_EQ(given.cold_accuracy, 0.0);
+    EXPECT_LT(given.history.back().residual, 1e-9);
+    o.tolerance = 0;
+    o.iterations = budget;
+    o.lambda = 0.05;
+    o.lambda_change_to_cold_accuracy = false;
+    EXPECT_EQ(s.solve(o).history.size(), std::size_t(budget));
 }
 
 TEST(Session, MultiCoilCombinesBySumOfSquares) {
