@@ -391,23 +391,35 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
             // budget at lambda, to 2 lambda until the cold solve's residual; its distance to the converged image against
             // that of a cold budget solve at 2 lambda (what a user would otherwise wait for).
             ComplexArray x_change, x_cold2;
-            ReconstructionSession u(backend), c2(backend);
+            ReconstructionSession u(backend), c2(backend), v(backend);
             u.setDataset(data);
             c2.setDataset(data);
-            solveTo(u, o, 1e300, iterations);
+            v.setDataset(data);
             SolveOptions change_opts = o;
             change_opts.lambda = 2 * o.lambda;
-            change_opts.warm_start = true;
-            const Reach change = solveTo(u, change_opts, 1e300, iterations, 0, &x_change);
-            change_opts.warm_start = false;
+            // Measured against a solve converged further than the references above (relative residual 1e-7 or the
+            // precision's floor): a cold solve to 1e-4 shares the cold path's missing components and favours it.
+            ComplexArray x_conv2;
+            SolveOptions tight = change_opts;
+            tight.tolerance = 1e-7;
+            solveTo(c2, tight, 1e300, 20 * iterations, 0, &x_conv2);
             solveTo(c2, change_opts, 1e300, iterations, 0, &x_cold2);
-            const double change_distance = relativeDistance(x_change, x_ref2), cold_distance = relativeDistance(x_cold2, x_ref2);
+            const double cold_distance = relativeDistance(x_cold2, x_conv2);
+            solveTo(u, o, 1e300, iterations);
+            change_opts.warm_start = true;
+            Reach change = solveTo(u, change_opts, 1e300, iterations, 0, &x_change);
+            change.reached = true;  // the session's own stop, not a mark of this study
+            const double change_distance = relativeDistance(x_change, x_conv2);
+            // How many warm iterations the cold budget's distance itself takes (this study's mark, not a rule).
+            solveTo(v, o, 1e300, iterations);
+            const ChangeReach as_cold = warmChange(v, change_opts, ref2.psnr, kBand, x_conv2, cold_distance, 2 * iterations);
             std::printf("%-14s %-11s %7.3g | %s %7.2f | %7.2f %7.2f %7.2f %8.2e | %s | %s | %s | %s | %s | %s\n", name.c_str(), reg.c_str(),
                         o.lambda, cellWithCpu(cold).c_str(), cold.psnr, ref2.psnr, ref1.psnr, refh.psnr, relativeDistance(x_ref1, x_ref2),
                         cellWithCpu(up.band).c_str(), cellWithCpu(up.close).c_str(), cellWithCpu(down.band).c_str(),
                         cellWithCpu(down.close).c_str(), cellWithCpu(on.band).c_str(), cellWithCpu(on.close).c_str());
-            std::printf("  the session's lambda x2 after a cold %d (to that solve's residual): %s, %.2e from the converged image;"
-                        " a cold %d at 2 lambda: %.2e\n", iterations, cellWithCpu(change).c_str(), change_distance, iterations, cold_distance);
+            std::printf("  the session's lambda x2 after a cold %d (to that solve's residual): %s, %.2e from the solve to 1e-7;"
+                        " a cold %d at 2 lambda: %.2e, reached warm in %s\n", iterations, cellWithCpu(change).c_str(), change_distance,
+                        iterations, cold_distance, cellWithCpu(as_cold.close).c_str());
             std::fflush(stdout);
             json << (first ? "" : ",") << "{\"case\":" << jsonString(name) << ",\"grid\":" << jsonString(data->grid.describe())
                  << ",\"regularizer\":" << jsonString(reg) << ",\"lambda\":" << jsonNumber(o.lambda)
@@ -419,7 +431,7 @@ void runLambdaChangeStudy(const std::string& cases, const std::string& regulariz
                  << ",\"lambda_x2_close\":" << reachJson(up.close) << ",\"lambda_x05\":" << reachJson(down.band)
                  << ",\"lambda_x05_close\":" << reachJson(down.close) << ",\"reference_05x\":" << reachJson(refh)
                  << ",\"lambda_x2_session\":" << reachJson(change) << ",\"lambda_x2_session_distance\":" << jsonNumber(change_distance)
-                 << ",\"cold_2x_distance\":" << jsonNumber(cold_distance)
+                 << ",\"cold_2x_distance\":" << jsonNumber(cold_distance) << ",\"lambda_x2_to_cold_distance\":" << reachJson(as_cold.close)
                  << ",\"lambda_x05_on\":" << reachJson(on.band) << ",\"lambda_x05_on_close\":" << reachJson(on.close) << ",\"device\":" << jsonString(device) << "}";
             first = false;
         }
