@@ -477,6 +477,15 @@ CaseSpec smallMultiCoil(int spokes) {
     return spec;
 }
 
+// A SENSE solve with finite differences (the lambda-change tests' set-up).
+SolveOptions senseWithFiniteDifferences(int iterations) {
+    SolveOptions o;
+    o.coil_combination = CoilCombination::Sense;
+    o.regularizer = RegularizerKind::FiniteDifference;
+    o.iterations = iterations;
+    return o;
+}
+
 }  // namespace
 
 TEST(Sense, BeatsCoilByCoilSumOfSquaresOnUndersampledData) {
@@ -804,10 +813,7 @@ TEST(Sense, RecycledLambdaChangesEndAtTheColdSolutionsAndAChangeBackIsImmediate)
     const CaseSpec spec = smallMultiCoil(24);
     auto data = simulate(spec);
     auto backend = std::shared_ptr<Backend>(createCpuBackend(Precision::Double));
-    SolveOptions o;
-    o.coil_combination = CoilCombination::Sense;
-    o.regularizer = RegularizerKind::FiniteDifference;
-    o.iterations = 500;
+    SolveOptions o = senseWithFiniteDifferences(500);
     o.tolerance = 1e-12;
     const double lambdas[2] = {spec.lambda, 4 * spec.lambda};
     ComplexArray cold[2];
@@ -848,10 +854,7 @@ TEST(Sense, QuietSolvesRecordNoCostsAndLambdaChangesStopAtTheColdAccuracy) {
     const CaseSpec spec = smallMultiCoil(24);
     auto data = simulate(spec);
     auto backend = std::shared_ptr<Backend>(createCpuBackend(Precision::Double));
-    SolveOptions o;
-    o.coil_combination = CoilCombination::Sense;
-    o.regularizer = RegularizerKind::FiniteDifference;
-    o.iterations = 15;
+    SolveOptions o = senseWithFiniteDifferences(15);
     o.lambda = spec.lambda;
     for (const bool costs : {true, false}) {
         ReconstructionSession s(backend);
