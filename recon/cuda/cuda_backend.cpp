@@ -270,6 +270,7 @@ void CudaToeplitz<T>::usePlans(ToeplitzFfts ffts, std::shared_ptr<const Toeplitz
 
 template <class T>
 void CudaToeplitz<T>::applyDevice(const C* x, C* y) const {
+    if (everyAxisPruned()) return padded_->coilSumConvolve(n_, x, nullptr, 1, work_.data(), spectrum_.data(), false, y);
     if (padded_) {
         // The fused transform never reads the padding's second half along the slowest axis.
         toeplitzPad<T>(n_, big_, padded_->fused(), x, work_.data(), stream());
@@ -316,6 +317,10 @@ void CudaToeplitz<T>::applyCoilSumNormal(const std::vector<const Vector*>& maps,
         for (int c = 0; c < coils; ++c) pm[std::size_t(c)] = devicePointer<T>(*maps[std::size_t(c)]);
         for (int first = 0; first < coils; first += chunk) {
             const int k = std::min(chunk, coils - first);
+            if (everyAxisPruned()) {
+                padded_->coilSumConvolve(n_, px, pm.data() + first, k, coil_work_.data(), spectrum_.data(), first > 0, py);
+                continue;
+            }
             toeplitzPadCoils<T>(n_, big_, k, pm.data() + first, px, coil_work_.data(), half, stream());
             padded_->convolveBatch(coil_work_.data(), k, spectrum_.data());
             toeplitzCropCoils<T>(n_, big_, k, pm.data() + first, coil_work_.data(), half, first > 0, py, stream());

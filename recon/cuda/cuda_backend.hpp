@@ -96,6 +96,11 @@ public:
     void setCoilChunk(int coils) { coil_chunk_ = coils; }
     // The chunk the last coilSumNormal used (0: none yet, or the coil-by-coil path).
     int coilChunk() const { return used_chunk_; }
+    // Whether the products prune every axis by the line kernels where the grid allows
+    // (PaddedFft::coilSumConvolve; the default), or transform the faster axes by cuFFT between a pad
+    // and a crop as before. For tests and benchmarks.
+    void setEveryAxisPruned(bool on) { every_axis_ = on; }
+    bool everyAxisPruned() const { return every_axis_ && padded_ && padded_->prunesEveryAxis(); }
 
 private:
     void usePlans(ToeplitzFfts ffts, std::shared_ptr<const ToeplitzPlans<T>> plans);
@@ -110,6 +115,7 @@ private:
     std::shared_ptr<const GpuFft<T>> fft_;
     std::shared_ptr<const PaddedFft<T>> padded_;
     int coil_chunk_ = 0;
+    bool every_axis_ = true;
     mutable int auto_chunk_ = 0;     // chosen from the free memory at the first product
     mutable int used_chunk_ = 0;
     mutable bool batch_failed_ = false;  // out of memory once: coil by coil

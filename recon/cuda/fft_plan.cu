@@ -5,10 +5,11 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
-
+#include <utility>
 #include <vector>
 
 #include "recon/core/errors.hpp"
+#include "recon/cuda/coil_map_args.cuh"
 #include "recon/cuda/cuda_util.hpp"
 #include "recon/cuda/device_math.cuh"
 #include "recon/cuda/linalg.hpp"
@@ -235,6 +236,244 @@ void launchColumnConvolve(int logL, int logTile, std::size_t blocks, cudaStream_
     checkLaunch("columnConvolve");
 }
 
+// ---- Every axis by our kernels: the faster axes pruned too ----
+// The inner axes' cuFFT plans transform every line of the half grid, though the forward input is
+// zero outside the image's quarter of each slice and the inverse is cropped back to it. The line
+// kernels below transform only the lines that carry data (x: the image's rows, y: every column but
+// only its first half read forward and written back inverse), and fuse the pad with the maps'
+// product into the first and the crop with the conjugate maps' sum over the coils into the last.
+
+// A line of L = A B points in shared memory, natural order, transformed in place by the four-step
+// factorisation of columnConvolveKernel by its A threads (t); every thread of the block calls it
+// (it synchronises). HalfIn: the input is zero from L/2 on (not read).
+template <int A, int B, bool Inverse, bool HalfIn, class V>
+__device__ inline void sharedLineDft(V* line, int t, const V* tw) {
+    constexpr int L = A * B;
+    V v[A];
+    if (t < B) {  // thread t is b: a DFT of length A over x[B a + b]
+#pragma unroll
+        for (int a = 0; a < A; ++a) v[a] = !HalfIn || a < A / 2 ? line[B * a + t] : cmake<V>(0, 0);
+        registerDft<A, Inverse>(v, tw, L);
+    }
+    __syncthreads();  // every input read
+    if (t < B) {
+#pragma unroll
+        for (int k1 = 0; k1 < A; ++k1) {
+            const V y = v[bitReverse<A>(k1)];
+            line[k1 * B + t] = k1 == 0 ? y : cmul(Inverse ? cconj(tw[t * k1]) : tw[t * k1], y);
+        }
+    }
+    __syncthreads();
+    V u[B];  // thread t is k1: a DFT of length B over b
+#pragma unroll
+    for (int b = 0; b < B; ++b) u[b] = line[t * B + b];
+    registerDft<B, Inverse>(u, tw, L);
+    __syncthreads();
+#pragma unroll
+    for (int k2 = 0; k2 < B; ++k2) line[t + A * k2] = u[bitReverse<B>(k2)];
+    __syncthreads();
+}
+
+// Where the image's rows (y, z) lie: row r = y + ny z holds image values r H .. r H + H - 1 (H = L/2,
+// the image's x length) and the 2N grid's line at z slice + y row (its first H values the image's).
+struct RowLayout {
+    int rows, ny;
+    long long row, slice, coil;  // strides in the 2N half grids: a y step, a z step, a coil
+    __device__ long long at(int r) const { return (r / ny) * slice + (r % ny) * row; }
+};
+
+// The line kernels' blocks: kLineTile<L, V> lines of L points, A threads each (columnTile's budget).
+// Every thread issues all its global loads before it stores any into shared memory: one load at a
+// time per thread left the memory system idle (about half of cuFFT's bandwidth, measured by ncu).
+template <int L, class V>
+constexpr int kLineTile = columnTile(L, sizeof(V));
+// Blocks a multiprocessor should hold at once for the column passes (registers capped to fit them),
+// float32 up to 2N = 256: uncapped, the inverse pass held two 256-thread blocks (24 % occupancy at
+// 2N = 256, ncu). The row pass's coil sum is left uncapped: at two blocks it spills.
+template <int L, class V>
+constexpr int kColumnMinBlocks = sizeof(V) == 8 && L <= 256 ? 3 : 1;
+
+// Forward along x with the pad fused in: the 2N grid's lines of the image's rows of coil
+// blockIdx.y (maps null: x itself) = FFT of [S_c x row, zeros].
+template <int A, int B, class V>
+__global__ void __launch_bounds__(kLineTile<A * B, V> * A)
+rowsForwardKernel(const V* x, CoilMapArgs<V> maps, RowLayout g, V* work, const V* twiddles) {
+    constexpr int L = A * B, H = L / 2, kTile = kLineTile<L, V>, kThreads = kTile * A;
+    extern __shared__ unsigned char sharedBytes[];
+    V* tw = reinterpret_cast<V*>(sharedBytes);
+    V* lines = tw + L;
+    __shared__ long long lineAt[kTile];  // each row's line in the coil's half grid
+    const int r0 = int(blockIdx.x) * kTile, coil = int(blockIdx.y);
+    const V* map = coilMap(maps, coil);
+    V in[B / 2];  // kTile H values, B / 2 a thread
+#pragma unroll
+    for (int k = 0; k < B / 2; ++k) {
+        const int i = int(threadIdx.x) + k * kThreads, r = r0 + i / H;
+        const long long p = (long long)r * H + i % H;
+        in[k] = r < g.rows ? (map ? cmul(map[p], x[p]) : x[p]) : cmake<V>(0, 0);
+    }
+    if (threadIdx.x < kTile) lineAt[threadIdx.x] = g.at(r0 + int(threadIdx.x));
+    for (int i = threadIdx.x; i < L; i += kThreads) tw[i] = twiddles[i];
+#pragma unroll
+    for (int k = 0; k < B / 2; ++k) {
+        const int i = int(threadIdx.x) + k * kThreads;
+        lines[(i / H) * (L + 1) + i % H] = in[k];
+    }
+    __syncthreads();
+    const int c = threadIdx.x % kTile, t = threadIdx.x / kTile;
+    sharedLineDft<A, B, false, true>(lines + c * (L + 1), t, tw);
+    V* out = work + coil * g.coil;
+#pragma unroll
+    for (int k = 0; k < B; ++k) {  // kTile L values, B a thread
+        const int i = int(threadIdx.x) + k * kThreads, j = i / L;
+        if (r0 + j < g.rows) out[lineAt[j] + i % L] = lines[j * (L + 1) + i % L];
+    }
+}
+
+// Inverse along x with the crop fused in: y (+)= sum over the chunk's coils of conj(S_c) times the
+// first H values of the inverse FFT of each image row's line (maps null: one grid, no map).
+template <int A, int B, class V>
+__global__ void __launch_bounds__(kLineTile<A * B, V> * A)
+rowsInverseKernel(const V* work, CoilMapArgs<V> maps, int coils, RowLayout g, bool accumulate, V* y, const V* twiddles) {
+    constexpr int L = A * B, H = L / 2, kTile = kLineTile<L, V>, kThreads = kTile * A;
+    extern __shared__ unsigned char sharedBytes[];
+    V* tw = reinterpret_cast<V*>(sharedBytes);
+    V* lines = tw + L;
+    __shared__ long long lineAt[kTile];
+    const int r0 = int(blockIdx.x) * kTile;
+    if (threadIdx.x < kTile) lineAt[threadIdx.x] = g.at(r0 + int(threadIdx.x));
+    for (int i = threadIdx.x; i < L; i += kThreads) tw[i] = twiddles[i];
+    __syncthreads();  // lineAt before the first coil's load
+    const int c = threadIdx.x % kTile, t = threadIdx.x / kTile;
+    V acc[B / 2];  // kTile H outputs, B / 2 a thread
+#pragma unroll
+    for (int k = 0; k < B / 2; ++k) acc[k] = cmake<V>(0, 0);
+    for (int coil = 0; coil < coils; ++coil) {
+        const V* src = work + coil * g.coil;
+        V in[B];  // kTile L values, B a thread
+#pragma unroll
+        for (int k = 0; k < B; ++k) {
+            const int i = int(threadIdx.x) + k * kThreads, j = i / L;
+            in[k] = r0 + j < g.rows ? src[lineAt[j] + i % L] : cmake<V>(0, 0);
+        }
+#pragma unroll
+        for (int k = 0; k < B; ++k) {
+            const int i = int(threadIdx.x) + k * kThreads;
+            lines[(i / L) * (L + 1) + i % L] = in[k];
+        }
+        __syncthreads();
+        sharedLineDft<A, B, true, false>(lines + c * (L + 1), t, tw);
+        const V* map = coilMap(maps, coil);
+#pragma unroll
+        for (int k = 0; k < B / 2; ++k) {
+            const int i = int(threadIdx.x) + k * kThreads, j = i / H, e = i % H, r = r0 + j;
+            if (r >= g.rows) continue;
+            const V v = lines[j * (L + 1) + e];
+            if (map) {
+                const V m = map[(long long)r * H + e];
+                acc[k].x += m.x * v.x + m.y * v.y;  // conj(m) v
+                acc[k].y += m.x * v.y - m.y * v.x;
+            } else {
+                acc[k].x += v.x;
+                acc[k].y += v.y;
+            }
+        }
+        __syncthreads();  // the lines are read before the next coil's are stored
+    }
+#pragma unroll
+    for (int k = 0; k < B / 2; ++k) {
+        const int i = int(threadIdx.x) + k * kThreads, r = r0 + i / H;
+        if (r >= g.rows) continue;
+        const long long p = (long long)r * H + i % H;
+        y[p] = accumulate ? cadd(y[p], acc[k]) : acc[k];
+    }
+}
+
+// Along y, the 2N grid's columns of slice blockIdx.y (z < N) of coil blockIdx.z, kTile neighbouring
+// x columns a block: forward reads the first half (the rows the x pass wrote) and writes every row;
+// inverse reads every row and writes the first half (the rows the x pass reads back).
+template <int A, int B, bool Inverse, class V>
+__global__ void __launch_bounds__(kLineTile<A * B, V> * A, kColumnMinBlocks<A * B, V>)
+columnsKernel(V* work, long long columns, long long row, long long slice, long long coil, const V* twiddles) {
+    constexpr int L = A * B, kTile = kLineTile<L, V>, kThreads = kTile * A;
+    constexpr int kIn = Inverse ? B : B / 2, kOut = Inverse ? B / 2 : B;  // values a thread: kTile L or kTile L / 2 in all
+    extern __shared__ unsigned char sharedBytes[];
+    V* tw = reinterpret_cast<V*>(sharedBytes);
+    V* lines = tw + L;
+    V* base = work + (long long)blockIdx.z * coil + (long long)blockIdx.y * slice;
+    const long long x0 = (long long)blockIdx.x * kTile;
+    V in[kIn];
+#pragma unroll
+    for (int k = 0; k < kIn; ++k) {  // neighbouring threads: neighbouring columns
+        const int i = int(threadIdx.x) + k * kThreads, j = i % kTile;
+        in[k] = x0 + j < columns ? base[(i / kTile) * row + x0 + j] : cmake<V>(0, 0);
+    }
+    for (int i = threadIdx.x; i < L; i += kThreads) tw[i] = twiddles[i];
+#pragma unroll
+    for (int k = 0; k < kIn; ++k) {
+        const int i = int(threadIdx.x) + k * kThreads;
+        lines[(i % kTile) * (L + 1) + i / kTile] = in[k];
+    }
+    __syncthreads();
+    const int c = threadIdx.x % kTile, t = threadIdx.x / kTile;
+    sharedLineDft<A, B, Inverse, !Inverse>(lines + c * (L + 1), t, tw);
+#pragma unroll
+    for (int k = 0; k < kOut; ++k) {
+        const int i = int(threadIdx.x) + k * kThreads, j = i % kTile;
+        if (x0 + j < columns) base[(i / kTile) * row + x0 + j] = lines[j * (L + 1) + i / kTile];
+    }
+}
+
+// One launch of a line kernel for L = 2^logL (A = 2^ceil(logL/2), B = 2^floor(logL/2)): `launch`
+// is called with the kernel's factors as std::integral_constant values.
+template <class V, class Launch>
+void withLineFactors(int logL, Launch&& launch) {
+    using std::integral_constant;
+    switch (logL) {
+        case 2: launch(integral_constant<int, 2>{}, integral_constant<int, 2>{}); break;
+        case 3: launch(integral_constant<int, 4>{}, integral_constant<int, 2>{}); break;
+        case 4: launch(integral_constant<int, 4>{}, integral_constant<int, 4>{}); break;
+        case 5: launch(integral_constant<int, 8>{}, integral_constant<int, 4>{}); break;
+        case 6: launch(integral_constant<int, 8>{}, integral_constant<int, 8>{}); break;
+        case 7: launch(integral_constant<int, 16>{}, integral_constant<int, 8>{}); break;
+        case 8: launch(integral_constant<int, 16>{}, integral_constant<int, 16>{}); break;
+        case 9: launch(integral_constant<int, 32>{}, integral_constant<int, 16>{}); break;
+        case 10:
+            if constexpr (sizeof(V) == 8) {
+                launch(integral_constant<int, 32>{}, integral_constant<int, 32>{});
+                break;
+            }
+            [[fallthrough]];
+        default: throw Error("line transform: no kernel for length " + std::to_string(1 << logL));
+    }
+}
+
+int log2Of(int n) {
+    int k = 0;
+    while ((1 << k) < n) ++k;
+    return k;
+}
+
+// A length the column and line kernels take: a power of two, 4 .. 1024 in float32, .. 512 in float64.
+template <class T>
+bool fusedLength(int n) {
+    return (n & (n - 1)) == 0 && n >= kMinFusedLength && n <= kMaxFusedLength<T>;
+}
+
+// exp(-2 pi i m / n), m < n, on the device.
+template <class T>
+std::complex<T>* uploadTwiddles(int n, cudaStream_t stream) {
+    std::vector<std::complex<T>> w(static_cast<std::size_t>(n));
+    for (int m = 0; m < n; ++m) {
+        const double a = -kTwoPiD * m / n;  // in float64, rounded once
+        w[std::size_t(m)] = std::complex<T>(T(std::cos(a)), T(std::sin(a)));
+    }
+    auto* d = static_cast<std::complex<T>*>(allocate(w.size() * sizeof(w[0]), "FFT twiddle factors"));
+    check(cudaMemcpyAsync(d, w.data(), w.size() * sizeof(w[0]), cudaMemcpyHostToDevice, stream), "FFT twiddle factors");
+    check(cudaStreamSynchronize(stream), "FFT twiddle factors");
+    return d;
+}
+
 }  // namespace
 
 template <class T>
@@ -264,19 +503,14 @@ PaddedFft<T>::PaddedFft(std::array<int, 3> big, int dims, cudaStream_t stream, b
                  bytes);
     checkFft(cufftSetStream(h, stream), "set stream", 0);
 
-    const bool powerOfTwo = (slow & (slow - 1)) == 0;
-    if (fuse && powerOfTwo && slow >= kMinFusedLength && slow <= kMaxFusedLength<T>) {
-        const int tile = columnTile(slow, sizeof(std::complex<T>));
-        std::vector<std::complex<T>> w(static_cast<std::size_t>(slow));
-        for (int m = 0; m < slow; ++m) {
-            const double a = -kTwoPiD * m / slow;  // in float64, rounded once
-            w[std::size_t(m)] = std::complex<T>(T(std::cos(a)), T(std::sin(a)));
+    if (fuse && fusedLength<T>(slow)) {
+        tile_ = columnTile(slow, sizeof(std::complex<T>));
+        twiddles_ = uploadTwiddles<T>(slow, stream);
+        // The faster axes by the line kernels too, where their lengths allow.
+        if (fusedLength<T>(big[0]) && (dims == 2 || fusedLength<T>(big[1]))) {
+            row_twiddles_ = uploadTwiddles<T>(big[0], stream);
+            if (dims == 3) column_twiddles_ = uploadTwiddles<T>(big[1], stream);
         }
-        twiddles_ = static_cast<std::complex<T>*>(allocate(w.size() * sizeof(w[0]), "FFT twiddle factors"));
-        check(cudaMemcpyAsync(twiddles_, w.data(), w.size() * sizeof(w[0]), cudaMemcpyHostToDevice, stream),
-              "FFT twiddle factors");
-        check(cudaStreamSynchronize(stream), "FFT twiddle factors");
-        tile_ = tile;
         return;
     }
     // Outer: 1D along the slowest axis for every point of a slice (stride = slice).
@@ -328,11 +562,64 @@ void PaddedFft<T>::convolveBatch(std::complex<T>* data, int count, const std::co
 }
 
 template <class T>
+void PaddedFft<T>::coilSumConvolve(std::array<int, 3> n, const std::complex<T>* x, const std::complex<T>* const* maps, int count,
+                                   std::complex<T>* work, const std::complex<T>* spectrum, bool accumulate,
+                                   std::complex<T>* y) const {
+    if (!prunesEveryAxis()) throw Error("PaddedFft::coilSumConvolve needs line kernels for every axis");
+    if (!maps && count != 1) throw Error("PaddedFft::coilSumConvolve: several grids need their maps");
+    for (int a = 0; a < dims_; ++a)
+        if (2 * n[a] != big_[a]) throw Error("PaddedFft::coilSumConvolve: the image grid is not half the 2N grid");
+    using V = cx_t<T>;
+    const auto args = coilMapArgs<T>(count, maps, "PaddedFft::coilSumConvolve");
+    const RowLayout rows{n[1] * (dims_ == 3 ? n[2] : 1), n[1], big_[0], dims_ == 3 ? slice_ : 0, (long long)halfSize()};
+    V* w = reinterpret_cast<V*>(work);
+    const V* rowTw = reinterpret_cast<const V*>(row_twiddles_);
+    auto launchRows = [&](bool inverse) {
+        withLineFactors<V>(log2Of(big_[0]), [&](auto a, auto b) {
+            constexpr int A = decltype(a)::value, B = decltype(b)::value, kTile = kLineTile<A * B, V>;
+            const std::size_t bytes = columnSharedBytes(A * B, kTile, sizeof(V));
+            const unsigned blocks = unsigned((rows.rows + kTile - 1) / kTile);
+            if (inverse)
+                rowsInverseKernel<A, B, V><<<blocks, unsigned(kTile * A), bytes, stream_>>>(w, args, count, rows, accumulate,
+                                                                                          dev(y), rowTw);
+            else
+                rowsForwardKernel<A, B, V><<<dim3(blocks, unsigned(count)), unsigned(kTile * A), bytes, stream_>>>(
+                    dev(x), args, rows, w, rowTw);
+        });
+        checkLaunch(inverse ? "rowsInverse" : "rowsForward");
+    };
+    auto launchColumns = [&](bool inverse) {
+        const V* tw = reinterpret_cast<const V*>(column_twiddles_);
+        withLineFactors<V>(log2Of(big_[1]), [&](auto a, auto b) {
+            constexpr int A = decltype(a)::value, B = decltype(b)::value, kTile = kLineTile<A * B, V>;
+            const std::size_t bytes = columnSharedBytes(A * B, kTile, sizeof(V));
+            const dim3 grid(unsigned((big_[0] + kTile - 1) / kTile), unsigned(n[2]), unsigned(count));
+            if (inverse)
+                columnsKernel<A, B, true, V><<<grid, unsigned(kTile * A), bytes, stream_>>>(w, big_[0], big_[0], slice_,
+                                                                                           (long long)halfSize(), tw);
+            else
+                columnsKernel<A, B, false, V><<<grid, unsigned(kTile * A), bytes, stream_>>>(w, big_[0], big_[0], slice_,
+                                                                                            (long long)halfSize(), tw);
+        });
+        checkLaunch(inverse ? "columnsInverse" : "columnsForward");
+    };
+    launchRows(false);
+    if (dims_ == 3) launchColumns(false);
+    launchColumnConvolve<V>(log2Of(slow_), log2Of(tile_), std::size_t((slice_ + tile_ - 1) / tile_), stream_, w,
+                            reinterpret_cast<const V*>(spectrum), reinterpret_cast<const V*>(twiddles_), slice_, count,
+                            (long long)halfSize());
+    if (dims_ == 3) launchColumns(true);
+    launchRows(true);
+}
+
+template <class T>
 PaddedFft<T>::~PaddedFft() {
     for (const auto& [n, h] : batch_plans_) cufftDestroy(cufftHandle(h));
     cufftDestroy(cufftHandle(inner_));
     if (!fused()) cufftDestroy(cufftHandle(outer_));  // made only for the unfused path
     release(twiddles_);
+    release(row_twiddles_);
+    release(column_twiddles_);
 }
 
 template <class T>

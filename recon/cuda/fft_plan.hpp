@@ -62,6 +62,18 @@ public:
     // kept) and one launch of the fused kernel, whose neighbouring blocks take the same columns of
     // different grids so the spectrum is read from L2 once per column. Fused path only (Error otherwise).
     void convolveBatch(std::complex<T>* data, int count, const std::complex<T>* spectrum) const;
+    // Whether coilSumConvolve runs: the fused path, and the faster axes' lengths are ones the line
+    // kernels take too (powers of two, as for the slowest).
+    bool prunesEveryAxis() const { return row_twiddles_ != nullptr; }
+    // The whole Toeplitz product of `count` grids with every axis pruned, the pad and crop fused in:
+    // y = sum_{c < count} conj(S_c) .* crop(IFFT(spectrum .* FFT(pad(S_c .* x)))) on the image grid `n`
+    // (half the 2N grid on each axis), or that added to y (`accumulate`); maps: `count` device arrays
+    // (null with count 1: no maps, the single-coil product). `work` holds count halfSize() values, one
+    // grid after another. The x pass transforms only the image's rows, the y pass reads (forward) and
+    // writes (inverse) only the first half of its columns, the slowest axis as convolve(): outside that
+    // axis's pass 0.42x the memory traffic of cuFFT's inner plans with a pad and a crop (ncu, 128^3).
+    void coilSumConvolve(std::array<int, 3> n, const std::complex<T>* x, const std::complex<T>* const* maps, int count,
+                         std::complex<T>* work, const std::complex<T>* spectrum, bool accumulate, std::complex<T>* y) const;
 
 private:
     int batchPlan(int count) const;
@@ -71,6 +83,8 @@ private:
     int slow_ = 0;               // the slowest axis's length
     int tile_ = 0;               // columns per block of the fused kernel
     std::complex<T>* twiddles_ = nullptr;  // exp(-2 pi i m / slow_), m < slow_ (fused path only)
+    std::complex<T>* row_twiddles_ = nullptr;     // the same for the x axis (prunesEveryAxis only)
+    std::complex<T>* column_twiddles_ = nullptr;  // and the y axis (3D)
     int big_[3] = {1, 1, 1};
     int dims_ = 0;
     mutable std::vector<std::pair<int, int>> batch_plans_;  // (count, cuFFT handle) of the inner axes

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "recon/cuda/coil_map_args.cuh"
 #include "recon/cuda/device_math.cuh"
 
 namespace recon::cuda {
@@ -277,11 +278,6 @@ __global__ void cropKernel(Shape s, const V* big, V* y) {
     if (ix >= s.nx) return;
     y[(std::size_t(iz) * s.ny + iy) * s.nx + ix] = big[(std::size_t(iz) * s.by + iy) * s.bx + ix];
 }
-// The coils' maps by value (no device array of pointers to keep in step).
-template <class V>
-struct CoilMapArgs {
-    const V* map[kMaxCoilBatch];
-};
 // blockIdx.z runs over the coils' (z) lines: coil = blockIdx.z / lines_z.
 template <class V>
 __global__ void padCoilsKernel(Shape s, int lines_z, CoilMapArgs<V> maps, const V* x, V* big, std::size_t stride) {
@@ -292,12 +288,7 @@ __global__ void padCoilsKernel(Shape s, int lines_z, CoilMapArgs<V> maps, const 
     v.x = 0;
     v.y = 0;
     if (ix < s.nx && iy < s.ny && iz < s.nz) {
-        // Constant indices only: with a run-time index into the parameter array the batched product
-        // ran slower than coil by coil (5.3 against 3.4 ms for 8 coils at 128^3; docs/SENSE.md).
-        const V* map = maps.map[0];
-#pragma unroll
-        for (int c = 1; c < kMaxCoilBatch; ++c)
-            if (c == coil) map = maps.map[c];
+        const V* map = coilMap(maps, coil);
         const std::size_t i = (std::size_t(iz) * s.ny + iy) * s.nx + ix;
         v = cmul(map[i], x[i]);
     }
@@ -314,7 +305,7 @@ __global__ void cropCoilsKernel(Shape s, int coils, CoilMapArgs<V> maps, const V
     acc.y = 0;
     if (accumulate) acc = y[i];
 #pragma unroll
-    for (int c = 0; c < kMaxCoilBatch; ++c) {  // constant indices (see padCoilsKernel)
+    for (int c = 0; c < kMaxCoilBatch; ++c) {  // constant indices (see coilMap)
         if (c >= coils) break;
         const V m = maps.map[c][i], t = big[c * stride + b];
         acc.x += m.x * t.x + m.y * t.y;  // conj(m) t
@@ -502,14 +493,6 @@ void toeplitzCrop(std::array<int, 3> n, std::array<int, 3> big, const DComplex<T
     const dim3 grid((unsigned(n[0]) + kThreads - 1) / kThreads, unsigned(n[1]), unsigned(n[2]));
     cropKernel<<<grid, kThreads, 0, s>>>(shape(n, big), dev(b), dev(y));
     checkLaunch("toeplitzCrop");
-}
-template <class T>
-CoilMapArgs<cx_t<T>> coilMapArgs(int coils, const DComplex<T>* const* maps, const char* what) {
-    if (coils < 1 || coils > kMaxCoilBatch)
-        throw Error(std::string(what) + " takes 1.." + std::to_string(kMaxCoilBatch) + " coils, not " + std::to_string(coils));
-    CoilMapArgs<cx_t<T>> a{};
-    for (int c = 0; c < coils; ++c) a.map[c] = dev(maps[c]);
-    return a;
 }
 template <class T>
 void toeplitzPadCoils(std::array<int, 3> n, std::array<int, 3> big, int coils, const DComplex<T>* const* maps,

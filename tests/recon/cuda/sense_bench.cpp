@@ -1,6 +1,7 @@
 // Where the time of one SENSE reconstruction goes (issue 14's speed targets; not a test: prints figures).
 //   sense_bench [--size 128] [--coils 8] [--iterations 60] [--repeats 3] [--cpu] [--no-maps] [--demo NAME] [--preconditioner-only]
 //               [--data-weighting density] [--lambda-change-only] [--session-change-only] [--sense-maps espirit|walsh|ring]
+//               [--whole-only]
 // The reference paper's 3D radial case (M = 284,592 per coil at 128^3, scaled as N^3), smooth
 // synthetic coil maps, data from the backend's NUFFT plus a correlated noise scan; data on the host
 // in, image on the host out, in a warm process (one untimed run first, as a workstation that has
@@ -31,6 +32,7 @@
 // --preconditioner-only: those rows alone (--lambda-change-only: the λ change's alone; --session-change-only: the
 // session's change alone); --demo NAME: both
 // on a demo case with its ESPIRiT maps.
+// --whole-only: the whole rows, the stages' before/after and the normal product's rows, then stop.
 // --cpu: the same on the CPU backend (for a small --size; checks the program without a GPU).
 // --data-weighting density: the whole rows alone (from the pool), each uniform and then with the density-weighted
 // data term (its weights a stage of their own, "D"), in turns.
@@ -509,15 +511,16 @@ void normalRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const D
     auto* cuda_kernel = dynamic_cast<cuda::CudaToeplitz<float>*>(const_cast<ToeplitzOperator*>(kernel.get()));
     const Vector x = b->fromHost(data->truth);
     Vector y = b->make(x.size());
-    auto time = [&](const LinearOperator& op) {
-        for (int i = 0; i < 3; ++i) op.normal(x, y);
+    auto timeApply = [&](auto&& apply) {  // ms per application
+        for (int i = 0; i < 3; ++i) apply();
         b->synchronize();
         const int reps = 20;
         const auto t0 = Clock::now();
-        for (int i = 0; i < reps; ++i) op.normal(x, y);
+        for (int i = 0; i < reps; ++i) apply();
         b->synchronize();
         return 1e3 * since(t0) / reps;
     };
+    auto time = [&](const LinearOperator& op) { return timeApply([&] { op.normal(x, y); }); };
     const SenseOperator per_coil(fourier, maps), batched(fourier, maps, kernel);
     std::printf("normal product E^H E, %d coils: per coil %.3f ms", data->coils, time(per_coil));
     for (int chunk : {1, 4, data->coils}) {
@@ -525,8 +528,23 @@ void normalRows(const std::shared_ptr<Backend>& b, const std::shared_ptr<const D
         std::printf(" | batched %d: %.3f ms", chunk, time(batched));
         if (!cuda_kernel) break;
     }
-    if (cuda_kernel) cuda_kernel->setCoilChunk(0);
     std::printf("\n");
+    if (cuda_kernel && cuda_kernel->everyAxisPruned()) {
+        // The line kernels on every axis against cuFFT on the faster axes between a pad and a crop, in turns
+        // (the single-coil product F^H F too: the kernel's own forward).
+        for (int r = 0; r < 3; ++r) {
+            double t[2][2];
+            for (int every = 1; every >= 0; --every) {
+                cuda_kernel->setEveryAxisPruned(every == 1);
+                t[every][0] = time(batched);
+                t[every][1] = timeApply([&] { kernel->forward(x, y); });
+            }
+            std::printf("every axis pruned / cuFFT on the faster axes: E^H E (%d coils) %.3f / %.3f ms = %.3f, F^H F %.3f / %.3f ms = %.3f\n",
+                        data->coils, t[1][0], t[0][0], t[1][0] / t[0][0], t[1][1], t[0][1], t[1][1] / t[0][1]);
+        }
+        cuda_kernel->setEveryAxisPruned(true);
+    }
+    if (cuda_kernel) cuda_kernel->setCoilChunk(0);
     std::fflush(stdout);
 }
 
@@ -609,6 +627,7 @@ int main(int argc, char** argv) {
         bool lambda_change_only = false;   // of those, only the lambda change to 1 % of the long solve's image
         bool session_change_only = false;  // only the lambda change as the session makes it
         bool weighted_rows = false;        // only the whole rows, uniform and density-weighted
+        bool whole_only = false;           // the whole rows and the normal product's, nothing after them
         std::string demo;  // a demo case instead (its ESPIRiT maps): the preconditioner's rows only
         std::string sense_maps = "espirit";  // the preconditioner's and the lambda change's maps: espirit, walsh, ring
         for (int i = 1; i < argc; ++i) {
@@ -623,13 +642,14 @@ int main(int argc, char** argv) {
             else if (a == "--repeats") repeats = value();
             else if (a == "--cpu") cpu = true;
             else if (a == "--no-maps") maps = false;
+            else if (a == "--whole-only") whole_only = true;
             else if (a == "--demo" && i + 1 < argc) demo = argv[++i];
             else if (a == "--preconditioner-only") preconditioner_only = true;
             else if (a == "--lambda-change-only") preconditioner_only = lambda_change_only = true;
             else if (a == "--session-change-only") preconditioner_only = session_change_only = true;
             else if (a == "--data-weighting" && i + 1 < argc) weighted_rows = parseDataWeighting(argv[++i]) == DataWeighting::Density;
             else if (a == "--sense-maps" && i + 1 < argc) sense_maps = argv[++i];
-            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only, --session-change-only, --data-weighting W, --sense-maps espirit|walsh|ring)");
+            else throw InputError("unknown option " + a + " (--size, --coils, --iterations, --repeats, --cpu, --no-maps, --demo NAME, --preconditioner-only, --lambda-change-only, --session-change-only, --data-weighting W, --sense-maps espirit|walsh|ring, --whole-only)");
         }
         if (sense_maps != "ring") parseCoilMapMethod(sense_maps);  // bad names refused before any work
         std::shared_ptr<Backend> b;
@@ -734,6 +754,7 @@ int main(int argc, char** argv) {
         }
         beforeAfterRows(b, data);
         normalRows(b, data, truth_maps);
+        if (whole_only) return 0;
         // The maps that fit the whitened data: the image is the truth's estimate.
         preconditionerRows(b, sc, references, iterations, repeats);
         sessionChangeRows(b, sc, references, iterations, repeats);

@@ -65,19 +65,47 @@ void checkPaths(const Grid& g, bool fusedExpected, double tol) {
         EXPECT_EQ(tk.ffts(), ran) << g.describe() << " " << name(mode);
         auto dx = upload<T>(x, stream->get());
         DeviceBuffer<std::complex<T>> dy(g.voxels(), "y");
-        // Twice: the fused path leaves the 2N grid's second half stale, which must not matter.
-        for (int pass = 0; pass < 2; ++pass) {
+        // Twice: the fused path leaves the 2N grid's second half stale, which must not matter. The fused
+        // mode both ways where every axis can be pruned: the line kernels, then cuFFT on the faster axes.
+        const bool everyAxis = mode == ToeplitzFfts::Fused && tk.everyAxisPruned();
+        for (int pass = 0; pass < (everyAxis ? 4 : 2); ++pass) {
+            if (everyAxis) tk.setEveryAxisPruned(pass < 2);
             tk.applyDevice(dx.data(), dy.data());
             EXPECT_LT(relativeError(download(dy, g.voxels(), stream->get()), expect), tol)
-                << g.describe() << " " << name(mode) << " pass " << pass;
+                << g.describe() << " " << name(mode) << " pass " << pass << (tk.everyAxisPruned() ? " every axis pruned" : "");
         }
+    }
+}
+
+// Which grids get the line kernels on every axis: the fused slowest axis and powers of two (4..1024 in
+// float32, ..512 in float64) along the others.
+TEST(CudaToeplitzPaths, EveryAxisPrunedWherePowersOfTwo) {
+    auto stream = std::make_shared<Stream>();
+    auto single = gpu(Precision::Single);
+    auto twice = gpu(Precision::Double);
+    struct Case {
+        Grid g;
+        bool single, twice;
+    };
+    for (const Case& c : {Case{Grid::make3D(8, 8, 8), true, true}, Case{Grid::make3D(2, 16, 4), true, true},
+                          Case{Grid::make3D(6, 8, 8), false, false}, Case{Grid::make3D(8, 5, 8), false, false},
+                          Case{Grid::make2D(16, 64), true, true}, Case{Grid::make2D(512, 4), true, false},
+                          Case{Grid::make2D(11, 8), false, false}}) {
+        const ComplexArray q(c.g.doubled().voxels(), 1.0);
+        CudaToeplitz<float> f(*single, c.g, upload<float>(q, stream->get()), stream, ToeplitzFfts::Fused);
+        CudaToeplitz<double> d(*twice, c.g, upload<double>(q, stream->get()), stream, ToeplitzFfts::Fused);
+        EXPECT_EQ(f.everyAxisPruned(), c.single) << c.g.describe();
+        EXPECT_EQ(d.everyAxisPruned(), c.twice) << c.g.describe();
+        f.setEveryAxisPruned(false);
+        EXPECT_FALSE(f.everyAxisPruned());
     }
 }
 
 }  // namespace
 
 TEST(CudaToeplitzPaths, AgreeWithTheNormalOperator3D) {
-    for (const Grid& g : {Grid::make3D(8, 8, 8), Grid::make3D(6, 5, 16), Grid::make3D(3, 4, 32)}) {
+    // 8^3 and 2x16x4 (2N = 4 along x: the shortest line) with every axis pruned; the others cuFFT on x and y.
+    for (const Grid& g : {Grid::make3D(8, 8, 8), Grid::make3D(2, 16, 4), Grid::make3D(6, 5, 16), Grid::make3D(3, 4, 32)}) {
         checkPaths<float>(g, true, 1e-5);
         checkPaths<double>(g, true, 1e-11);
     }
@@ -101,7 +129,7 @@ TEST(CudaToeplitzPaths, FusedMatchesFullCuFftAt128Cubed) {
     const Grid big = g.doubled();
     auto stream = std::make_shared<Stream>();
     const ComplexArray q = randomComplex(big.voxels(), 31), x = randomComplex(g.voxels(), 32);
-    ComplexArray results[2];
+    ComplexArray results[3];
     int i = 0;
     auto space = gpu(Precision::Single);
     for (ToeplitzFfts mode : {ToeplitzFfts::Full, ToeplitzFfts::Fused}) {
@@ -111,8 +139,15 @@ TEST(CudaToeplitzPaths, FusedMatchesFullCuFftAt128Cubed) {
         DeviceBuffer<std::complex<float>> dy(g.voxels(), "y");
         tk.applyDevice(dx.data(), dy.data());
         results[i++] = download(dy, g.voxels(), stream->get());
+        if (mode == ToeplitzFfts::Fused) {
+            ASSERT_TRUE(tk.everyAxisPruned());
+            tk.setEveryAxisPruned(false);  // cuFFT on the faster axes, as before the line kernels
+            tk.applyDevice(dx.data(), dy.data());
+            results[i++] = download(dy, g.voxels(), stream->get());
+        }
     }
-    EXPECT_LT(relativeError(results[1], results[0]), 2e-6);
+    EXPECT_LT(relativeError(results[1], results[0]), 2e-6) << "every axis pruned";
+    EXPECT_LT(relativeError(results[2], results[0]), 2e-6) << "cuFFT on the faster axes";
 }
 
 template <class T>
