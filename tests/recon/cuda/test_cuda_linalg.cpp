@@ -104,8 +104,10 @@ TEST(CudaToeplitzPaths, EveryAxisPrunedWherePowersOfTwo) {
 }  // namespace
 
 TEST(CudaToeplitzPaths, AgreeWithTheNormalOperator3D) {
-    // 8^3 and 2x16x4 (2N = 4 along x: the shortest line) with every axis pruned; the others cuFFT on x and y.
-    for (const Grid& g : {Grid::make3D(8, 8, 8), Grid::make3D(2, 16, 4), Grid::make3D(6, 5, 16), Grid::make3D(3, 4, 32)}) {
+    // 8^3, 2x16x4 (2N = 4 along x: the shortest line) and 64x32x8 (2N = 128 = 16 x 8 along x) with every axis
+    // pruned; the others cuFFT on x and y.
+    for (const Grid& g : {Grid::make3D(8, 8, 8), Grid::make3D(2, 16, 4), Grid::make3D(64, 32, 8), Grid::make3D(6, 5, 16),
+                          Grid::make3D(3, 4, 32)}) {
         checkPaths<float>(g, true, 1e-5);
         checkPaths<double>(g, true, 1e-11);
     }
@@ -121,6 +123,11 @@ TEST(CudaToeplitzPaths, AgreeWithTheNormalOperator2D) {
     checkPaths<float>(Grid::make2D(5, 512), true, 2e-5);
     checkPaths<double>(Grid::make2D(5, 512), false, 1e-11);
     checkPaths<float>(Grid::make2D(4, 1024), false, 2e-5);  // 2N = 2048: beyond it
+    // Rows of 2N = 512 (both precisions) and 1024 (float32; float64 cuFFT on x): the line kernels' narrower tiles.
+    for (const Grid& g : {Grid::make2D(256, 8), Grid::make2D(512, 4)}) {
+        checkPaths<float>(g, true, 2e-5);
+        checkPaths<double>(g, true, 1e-11);
+    }
 }
 
 // At the product's size the fused path must match full cuFFT transforms to float32 rounding.
