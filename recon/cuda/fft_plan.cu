@@ -206,33 +206,49 @@ columnConvolveKernel(V* data, const V* spectrum, const V* twiddles, long long sl
     }
 }
 
-// A = 2^ceil(k/2), B = 2^floor(k/2) for L = 2^k.
+// One launch of a four-step kernel for L = 2^logL (A = 2^ceil(logL/2), B = 2^floor(logL/2)): `launch`
+// is called with the kernel's factors as std::integral_constant values; `what` names the transform
+// in the error for a length without a kernel.
+template <class V, class Launch>
+void withFourStepFactors(int logL, const char* what, Launch&& launch) {
+    using std::integral_constant;
+    switch (logL) {
+        case 2: launch(integral_constant<int, 2>{}, integral_constant<int, 2>{}); break;
+        case 3: launch(integral_constant<int, 4>{}, integral_constant<int, 2>{}); break;
+        case 4: launch(integral_constant<int, 4>{}, integral_constant<int, 4>{}); break;
+        case 5: launch(integral_constant<int, 8>{}, integral_constant<int, 4>{}); break;
+        case 6: launch(integral_constant<int, 8>{}, integral_constant<int, 8>{}); break;
+        case 7: launch(integral_constant<int, 16>{}, integral_constant<int, 8>{}); break;
+        case 8: launch(integral_constant<int, 16>{}, integral_constant<int, 16>{}); break;
+        case 9: launch(integral_constant<int, 32>{}, integral_constant<int, 16>{}); break;
+        case 10:
+            if constexpr (sizeof(V) == 8) {
+                launch(integral_constant<int, 32>{}, integral_constant<int, 32>{});
+                break;
+            }
+            [[fallthrough]];
+        default: throw Error(std::string(what) + ": no kernel for length " + std::to_string(1 << logL));
+    }
+}
+
+int log2Of(int n) {
+    int k = 0;
+    while ((1 << k) < n) ++k;
+    return k;
+}
+
 template <class V>
 void launchColumnConvolve(int logL, int logTile, std::size_t blocks, cudaStream_t s, V* data, const V* spectrum,
                           const V* twiddles, long long slice, int grids = 1, long long gridStride = 0) {
     const int tile = 1 << logTile;
     const std::size_t bytes = columnSharedBytes(1 << logL, tile, sizeof(V));
-    const int threadsPerColumn = 1 << ((logL + 1) / 2);
     blocks *= std::size_t(grids);
     if (blocks > 0x7fffffffu) throw Error("fused column transform: too many columns for one launch");
-    const dim3 grid{unsigned(blocks)}, block{unsigned(tile * threadsPerColumn)};
-    switch (logL) {
-        case 2: columnConvolveKernel<2, 2><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
-        case 3: columnConvolveKernel<4, 2><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
-        case 4: columnConvolveKernel<4, 4><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
-        case 5: columnConvolveKernel<8, 4><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
-        case 6: columnConvolveKernel<8, 8><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
-        case 7: columnConvolveKernel<16, 8><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
-        case 8: columnConvolveKernel<16, 16><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
-        case 9: columnConvolveKernel<32, 16><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride); break;
-        case 10:
-            if constexpr (sizeof(V) == 8) {
-                columnConvolveKernel<32, 32><<<grid, block, bytes, s>>>(data, spectrum, twiddles, slice, logTile, grids, gridStride);
-                break;
-            }
-            [[fallthrough]];
-        default: throw Error("fused column transform: no kernel for length " + std::to_string(1 << logL));
-    }
+    withFourStepFactors<V>(logL, "fused column transform", [&](auto a, auto b) {
+        constexpr int A = decltype(a)::value, B = decltype(b)::value;
+        columnConvolveKernel<A, B><<<unsigned(blocks), unsigned(tile * A), bytes, s>>>(data, spectrum, twiddles, slice, logTile,
+                                                                                    grids, gridStride);
+    });
     checkLaunch("columnConvolve");
 }
 
@@ -424,36 +440,6 @@ columnsKernel(V* work, long long columns, long long row, long long slice, long l
     }
 }
 
-// One launch of a line kernel for L = 2^logL (A = 2^ceil(logL/2), B = 2^floor(logL/2)): `launch`
-// is called with the kernel's factors as std::integral_constant values.
-template <class V, class Launch>
-void withLineFactors(int logL, Launch&& launch) {
-    using std::integral_constant;
-    switch (logL) {
-        case 2: launch(integral_constant<int, 2>{}, integral_constant<int, 2>{}); break;
-        case 3: launch(integral_constant<int, 4>{}, integral_constant<int, 2>{}); break;
-        case 4: launch(integral_constant<int, 4>{}, integral_constant<int, 4>{}); break;
-        case 5: launch(integral_constant<int, 8>{}, integral_constant<int, 4>{}); break;
-        case 6: launch(integral_constant<int, 8>{}, integral_constant<int, 8>{}); break;
-        case 7: launch(integral_constant<int, 16>{}, integral_constant<int, 8>{}); break;
-        case 8: launch(integral_constant<int, 16>{}, integral_constant<int, 16>{}); break;
-        case 9: launch(integral_constant<int, 32>{}, integral_constant<int, 16>{}); break;
-        case 10:
-            if constexpr (sizeof(V) == 8) {
-                launch(integral_constant<int, 32>{}, integral_constant<int, 32>{});
-                break;
-            }
-            [[fallthrough]];
-        default: throw Error("line transform: no kernel for length " + std::to_string(1 << logL));
-    }
-}
-
-int log2Of(int n) {
-    int k = 0;
-    while ((1 << k) < n) ++k;
-    return k;
-}
-
 // A length the column and line kernels take: a power of two, 4 .. 1024 in float32, .. 512 in float64.
 template <class T>
 bool fusedLength(int n) {
@@ -552,10 +538,7 @@ void PaddedFft<T>::convolveBatch(std::complex<T>* data, int count, const std::co
     const int plan = batchPlan(count);
     execC2C<T>(plan, data, CUFFT_FORWARD);
     using V = cx_t<T>;
-    int logL = 0, logTile = 0;
-    while ((1 << logL) < slow_) ++logL;
-    while ((1 << logTile) < tile_) ++logTile;
-    launchColumnConvolve<V>(logL, logTile, std::size_t((slice_ + tile_ - 1) / tile_), stream_, reinterpret_cast<V*>(data),
+    launchColumnConvolve<V>(log2Of(slow_), log2Of(tile_), std::size_t((slice_ + tile_ - 1) / tile_), stream_, reinterpret_cast<V*>(data),
                             reinterpret_cast<const V*>(spectrum), reinterpret_cast<const V*>(twiddles_), slice_, count,
                             (long long)halfSize());
     execC2C<T>(plan, data, CUFFT_INVERSE);
@@ -575,7 +558,7 @@ void PaddedFft<T>::coilSumConvolve(std::array<int, 3> n, const std::complex<T>* 
     V* w = reinterpret_cast<V*>(work);
     const V* rowTw = reinterpret_cast<const V*>(row_twiddles_);
     auto launchRows = [&](bool inverse) {
-        withLineFactors<V>(log2Of(big_[0]), [&](auto a, auto b) {
+        withFourStepFactors<V>(log2Of(big_[0]), "line transform", [&](auto a, auto b) {
             constexpr int A = decltype(a)::value, B = decltype(b)::value, kTile = kLineTile<A * B, V>;
             const std::size_t bytes = columnSharedBytes(A * B, kTile, sizeof(V));
             const unsigned blocks = unsigned((rows.rows + kTile - 1) / kTile);
@@ -590,7 +573,7 @@ void PaddedFft<T>::coilSumConvolve(std::array<int, 3> n, const std::complex<T>* 
     };
     auto launchColumns = [&](bool inverse) {
         const V* tw = reinterpret_cast<const V*>(column_twiddles_);
-        withLineFactors<V>(log2Of(big_[1]), [&](auto a, auto b) {
+        withFourStepFactors<V>(log2Of(big_[1]), "line transform", [&](auto a, auto b) {
             constexpr int A = decltype(a)::value, B = decltype(b)::value, kTile = kLineTile<A * B, V>;
             const std::size_t bytes = columnSharedBytes(A * B, kTile, sizeof(V));
             const dim3 grid(unsigned((big_[0] + kTile - 1) / kTile), unsigned(n[2]), unsigned(count));
@@ -627,10 +610,7 @@ void PaddedFft<T>::convolve(std::complex<T>* data, const std::complex<T>* spectr
     execC2C<T>(inner_, data, CUFFT_FORWARD);
     if (fused()) {
         using V = cx_t<T>;
-        int logL = 0, logTile = 0;
-        while ((1 << logL) < slow_) ++logL;
-        while ((1 << logTile) < tile_) ++logTile;
-        launchColumnConvolve<V>(logL, logTile, std::size_t((slice_ + tile_ - 1) / tile_), stream_, reinterpret_cast<V*>(data),
+        launchColumnConvolve<V>(log2Of(slow_), log2Of(tile_), std::size_t((slice_ + tile_ - 1) / tile_), stream_, reinterpret_cast<V*>(data),
                                 reinterpret_cast<const V*>(spectrum), reinterpret_cast<const V*>(twiddles_), slice_);
     } else {
         execC2C<T>(outer_, data, CUFFT_FORWARD);
