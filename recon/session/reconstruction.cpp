@@ -161,18 +161,7 @@ const std::vector<double>& ReconstructionSession::densityWeights(DensityMethod m
         w = backend_->densityCompensation(d.trajectory, d.grid, kaiserBesselGridding(2.0, 4),
                                           method == DensityMethod::Jackson ? 1 : kPipeMenonIterations, progress);
     } else {
-        // |k|^(d-1), scaled so the weights add up to the volume of the ball the spokes cover.
-        const Trajectory& t = d.trajectory;
-        double rmax = 0, sum = 0;
-        w.resize(t.samples());
-        for (std::size_t m = 0; m < w.size(); ++m) {
-            const double r = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
-            rmax = std::max(rmax, r);
-            w[m] = std::pow(r, d.grid.dims - 1);
-            sum += w[m];
-        }
-        const double volume = d.grid.dims == 3 ? 4.0 / 3.0 * kPi * rmax * rmax * rmax : kPi * rmax * rmax;
-        for (auto& v : w) v *= sum > 0 ? volume / sum : 0.0;
+        w = radialDensityWeights(d.trajectory, d.grid.dims);
     }
     const double seconds = d.density.empty() ? secondsSince(t0) : 0.0;
     std::lock_guard<std::mutex> lock(mutex_);

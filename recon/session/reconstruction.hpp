@@ -183,8 +183,9 @@ struct GriddingResult {
 };
 
 // Density compensation for gridding. Pipe-Menon works for any trajectory; the
-// radial ramp |k|^(d-1) is the analytic density of radial sampling, the seeds'
-// era choice for simple gridding, and applies to radial trajectories only.
+// radial ramp is the analytic density of radial sampling, the seeds' era choice for
+// simple gridding, and applies to radial trajectories only (radialDensityWeights: |k|^(d-1)
+// per unit of spoke, the sample at k = 0 its cell's exact share).
 // Jackson et al. 1991: the inverse of the sampling density smoothed by the gridding kernel's
 // autocorrelation, which is Pipe-Menon's first iterate (the density-weighted CG's weights).
 enum class DensityMethod { PipeMenon, RadialRamp, Jackson };

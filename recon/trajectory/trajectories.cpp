@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "recon/core/conventions.hpp"
 #include "recon/core/errors.hpp"
@@ -82,36 +83,93 @@ int nyquistReadouts(TrajectoryKind kind, int n) {
     return n;
 }
 
-double radialUndersampling(const Trajectory& t, const Grid& grid) {
+namespace {
+// The positions along readout `first`'s line through the centre (k = s u, u the direction of its sample
+// farthest from the centre), in readout order; false when a sample lies off that line or all are at 0.
+bool spokePositions(const Trajectory& t, std::size_t first, std::size_t length, std::vector<double>& along) {
+    std::array<double, 3> u{};
+    double kmax = 0;
+    for (std::size_t m = first; m < first + length; ++m) {
+        const double k = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
+        if (k > kmax) {
+            kmax = k;
+            u = {t.kx(m) / k, t.ky(m) / k, t.kz(m) / k};
+        }
+    }
+    if (kmax == 0) return false;
+    along.resize(length);
+    for (std::size_t j = 0; j < length; ++j) {
+        const std::size_t m = first + j;
+        const double a = t.kx(m) * u[0] + t.ky(m) * u[1] + t.kz(m) * u[2];
+        const double ox = t.kx(m) - a * u[0], oy = t.ky(m) - a * u[1], oz = t.kz(m) - a * u[2];
+        if (std::sqrt(ox * ox + oy * oy + oz * oz) > 1e-3 * kmax) return false;
+        along[j] = a;
+    }
+    return true;
+}
+
+std::size_t spokeLength(const Trajectory& t) {
     const std::size_t length = t.readout_length > 1 ? std::size_t(t.readout_length) : 0;
-    if (length == 0 || t.samples() == 0 || t.samples() % length != 0) return 0;
+    return length == 0 || t.samples() == 0 || t.samples() % length != 0 ? 0 : length;
+}
+
+// The antiderivative of |s|^(dims-1): sign(s) |s|^dims / dims.
+double shellIntegral(double s, int dims) { return std::copysign(std::pow(std::abs(s), dims) / dims, s); }
+}  // namespace
+
+double radialUndersampling(const Trajectory& t, const Grid& grid) {
+    const std::size_t length = spokeLength(t);
+    if (length == 0) return 0;
     double halves = 0;
+    std::vector<double> along;
     for (std::size_t r = 0; r < t.samples() / length; ++r) {
-        const std::size_t first = r * length;
-        // The spoke's direction: its sample farthest from the centre.
-        std::array<double, 3> u{};
-        double kmax = 0;
-        for (std::size_t m = first; m < first + length; ++m) {
-            const double k = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
-            if (k > kmax) {
-                kmax = k;
-                u = {t.kx(m) / k, t.ky(m) / k, t.kz(m) / k};
-            }
-        }
-        if (kmax == 0) return 0;
-        bool negative = false;
-        for (std::size_t m = first; m < first + length; ++m) {
-            const double along = t.kx(m) * u[0] + t.ky(m) * u[1] + t.kz(m) * u[2];
-            const double ox = t.kx(m) - along * u[0], oy = t.ky(m) - along * u[1], oz = t.kz(m) - along * u[2];
-            if (std::sqrt(ox * ox + oy * oy + oz * oz) > 1e-3 * kmax) return 0;  // off the line through the centre
-            negative = negative || along < -0.25 * kmax;
-        }
+        if (!spokePositions(t, r * length, length, along)) return 0;
+        const double kmax = *std::max_element(along.begin(), along.end());  // the farthest sample, at +kmax
+        const bool negative = std::any_of(along.begin(), along.end(), [&](double a) { return a < -0.25 * kmax; });
         halves += negative ? 2 : 1;
     }
     int n = 0;
     for (int a = 0; a < grid.dims; ++a) n = std::max(n, grid.n[a]);
     const double nyquistFull = grid.dims == 2 ? kPi * n / 2 : kPi * n * n / 2;  // as nyquistReadouts
     return 2 * nyquistFull / halves;
+}
+
+std::vector<double> radialDensityWeights(const Trajectory& t, int dims) {
+    std::vector<double> w(t.samples());
+    double outer = 0;  // the radius the cells reach
+    const std::size_t length = spokeLength(t);
+    std::vector<double> along;
+    bool cells = length > 1;
+    for (std::size_t r = 0; cells && r < t.samples() / length; ++r) {
+        cells = spokePositions(t, r * length, length, along);
+        for (std::size_t j = 0; cells && j < length; ++j) {
+            // The cell between the midpoints to the neighbours; an end sample's reaches as far beyond
+            // it, but not across the centre (a spoke that starts there covers one side only).
+            const double s = along[j];
+            const auto end = [s](double e) { return e * s < 0 || s == 0 ? 0.0 : e; };
+            const double lo = j > 0 ? 0.5 * (along[j - 1] + s) : end(s - 0.5 * (along[1] - s));
+            const double hi = j + 1 < length ? 0.5 * (s + along[j + 1]) : end(s + 0.5 * (s - along[j - 1]));
+            // The midpoint rule on the spoke, except on the cell around the centre, where |s|^(dims-1)
+            // vanishes (and in 2D has a kink): there the cell's exact share.
+            const bool centre = lo * hi < 0 || s == 0;
+            w[r * length + j] = centre ? std::abs(shellIntegral(hi, dims) - shellIntegral(lo, dims))
+                                       : std::pow(std::abs(s), dims - 1) * std::abs(hi - lo);
+            outer = std::max({outer, std::abs(lo), std::abs(hi)});
+        }
+    }
+    if (!cells) {  // no spokes to follow: the density's point value |k|^(dims-1)
+        outer = 0;
+        for (std::size_t m = 0; m < w.size(); ++m) {
+            const double k = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
+            w[m] = std::pow(k, dims - 1);
+            outer = std::max(outer, k);
+        }
+    }
+    double sum = 0;
+    for (double v : w) sum += v;
+    const double volume = dims == 3 ? 4.0 / 3.0 * kPi * outer * outer * outer : kPi * outer * outer;
+    for (auto& v : w) v *= sum > 0 ? volume / sum : 0.0;
+    return w;
 }
 
 Trajectory radial3D(int n, int spokes, int readout) {

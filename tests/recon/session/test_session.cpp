@@ -285,6 +285,62 @@ TEST(Session, KaiserBesselDensityFollowsTheSampling) {
 }
 
 namespace {
+// `spokes` full-diameter spokes of n samples at equal angles over pi, at positions j - n/2 + shift
+// (shift 1/2: k = 0 never sampled, as in `bart traj -r`; 0: k = 0 sampled, as `bart traj -r -c`).
+Trajectory evenRadial2D(int n, int spokes, double shift) {
+    Trajectory t;
+    t.dims = 2;
+    t.readout_length = n;
+    for (int i = 0; i < spokes; ++i)
+        for (int j = 0; j < n; ++j) {
+            const double s = j - n / 2.0 + shift, a = kPi * i / spokes;
+            t.k.insert(t.k.end(), {s * std::cos(a), s * std::sin(a), 0.0});
+        }
+    return t;
+}
+}  // namespace
+
+// The analytic radial weights against Pipe-Menon's, where both apply (spokes at Nyquist): per position
+// along the spoke (every spoke samples the same radii), Pipe-Menon's weights least-squares scaled to
+// the analytic ones inside 3/4 of the band (beyond, Pipe-Menon's kernel overlaps the ball's edge).
+TEST(Session, RadialDensityWeightsAgreeWithPipeMenonAtNyquist) {
+    const auto backend = createCpuBackend(Precision::Double);
+    struct Case {
+        const char* name;
+        Grid grid;
+        Trajectory trajectory;
+    };
+    for (const Case& c : {Case{"2D", Grid::make2D(64, 64), goldenAngleRadial2D(64, 101, 64)},
+                          Case{"2D, k = 0 sampled", Grid::make2D(64, 64), evenRadial2D(64, 101, 0.0)},
+                          Case{"3D", Grid::cube(3, 24), radial3D(24, 905, 24)}}) {
+        const int dims = c.grid.dims, n = c.grid.n[0];
+        const std::vector<double> analytic = radialDensityWeights(c.trajectory, dims);
+        const std::vector<double> pm =
+            backend->densityCompensation(c.trajectory, c.grid, kaiserBesselGridding(2.0, 4), 20, {});
+        std::vector<double> pmMean(n, 0), mean(n, 0);  // per position along the spoke
+        const double spokes = double(c.trajectory.readouts());
+        for (std::size_t m = 0; m < c.trajectory.samples(); ++m) {
+            pmMean[m % n] += pm[m] / spokes;
+            mean[m % n] += analytic[m] / spokes;
+        }
+        double ab = 0, bb = 0, err = 0, ref = 0;
+        std::vector<int> band;
+        for (int j = 0; j < n; ++j)
+            if (std::abs(j - n / 2 + 0.5) < 0.375 * n) band.push_back(j);
+        for (int j : band) ab += mean[j] * pmMean[j], bb += pmMean[j] * pmMean[j];
+        const double scale = ab / bb;
+        for (int j : band) err += std::pow(mean[j] - scale * pmMean[j], 2), ref += mean[j] * mean[j];
+        // 1.1 %, 0.07 % and 1.8 % when written.
+        EXPECT_LT(std::sqrt(err / ref), 0.03) << c.name;
+        // Where k = 0 is sampled, its cell's exact share is Pipe-Menon's weight there to 1 % (the point
+        // value |k|^(d-1) would give it 0).
+        const Trajectory& t = c.trajectory;
+        if (t.kx(n / 2) == 0 && t.ky(n / 2) == 0 && t.kz(n / 2) == 0)
+            EXPECT_NEAR(mean[n / 2] / (scale * pmMean[n / 2]), 1.0, 0.03) << c.name;
+    }
+}
+
+namespace {
 // A line of /proc/self/status in bytes ("VmHWM:  1234 kB"); 0 where it cannot be read.
 std::size_t statusBytes(const std::string& key) {
     std::ifstream in("/proc/self/status");

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <cmath>
 
 #include "recon/core/conventions.hpp"
 #include "recon/trajectory/trajectories.hpp"
@@ -97,4 +98,62 @@ TEST(Trajectories, RadialUndersamplingCountsSpokesAgainstNyquist) {
     Trajectory unknown = half;
     unknown.readout_length = 0;
     EXPECT_EQ(radialUndersampling(unknown, Grid::make2D(32, 32)), 0);
+}
+
+namespace {
+// Ratio of each sample's weight to the first spoke's sample j's, to compare shapes whatever the scale.
+double weightRatio(const std::vector<double>& w, std::size_t a, std::size_t b) { return w[a] / w[b]; }
+}  // namespace
+
+// Each sample weighs the radial density |s|^(d-1) times its cell along the spoke (unit spacing at
+// half-sample offsets here: r in 2D, r^2 in 3D), and the weights add up to the volume of the ball the
+// cells reach (radius n/2). A sample at k = 0 weighs its cell's exact share instead of 0.
+TEST(Trajectories, RadialDensityWeightsFollowTheSpokes) {
+    const std::vector<double> w3 = radialDensityWeights(radial3D(16, 40, 16), 3);
+    const std::vector<double> w2 = radialDensityWeights(goldenAngleRadial2D(16, 30, 16), 2);
+    double sum3 = 0, sum2 = 0;
+    for (double v : w3) sum3 += v;
+    for (double v : w2) sum2 += v;
+    EXPECT_NEAR(sum3, 4.0 / 3.0 * kPi * 512, 1e-9 * sum3);
+    EXPECT_NEAR(sum2, kPi * 64, 1e-9 * sum2);
+    for (int j = 0; j < 16; ++j) {
+        const double r = std::abs(j - 7.5), rOuter = 7.5;  // sample 15 sits at +7.5
+        EXPECT_NEAR(weightRatio(w3, j, 15), r * r / (rOuter * rOuter), 1e-12) << j;
+        EXPECT_NEAR(weightRatio(w2, j, 15), r / rOuter, 1e-12) << j;
+        EXPECT_NEAR(w3[j], w3[16 * 39 + j], 1e-12 * w3[j]);  // every spoke alike
+    }
+
+    // Spokes through k = 0 (odd readouts): the centre sample's cell |s| < 1/2 weighs
+    // the integral of |s|^(d-1) over it, 1/4 in 2D and 1/12 in 3D, against 1 at |s| = 1.
+    for (int dims : {2, 3}) {
+        Trajectory odd;
+        odd.dims = dims;
+        odd.readout_length = 5;
+        for (int i = 0; i < 4; ++i)
+            for (int j = -2; j <= 2; ++j)
+                odd.k.insert(odd.k.end(), {j * std::cos(kPi * i / 4), j * std::sin(kPi * i / 4), 0.0});
+        const std::vector<double> wo = radialDensityWeights(odd, dims);
+        EXPECT_NEAR(weightRatio(wo, 2, 3), dims == 2 ? 0.25 : 1.0 / 12, 1e-12) << dims;
+        EXPECT_NEAR(weightRatio(wo, 4, 3), dims == 2 ? 2.0 : 4.0, 1e-12) << dims;  // the end: [3/2, 5/2]
+        EXPECT_NEAR(weightRatio(wo, 0, 4), 1.0, 1e-12) << dims;
+    }
+
+    // A half spoke from the centre outwards covers its own side only: its first cell is [0, 1/2].
+    Trajectory outward;
+    outward.dims = 3;
+    outward.readout_length = 4;
+    for (int j = 0; j < 4; ++j) outward.k.insert(outward.k.end(), {0.0, 0.0, double(j)});
+    const std::vector<double> wh = radialDensityWeights(outward, 3);
+    EXPECT_NEAR(weightRatio(wh, 0, 1), 0.125 / 3, 1e-12);
+    EXPECT_NEAR(weightRatio(wh, 2, 1), 4.0, 1e-12);
+
+    // No spokes to follow (readout length unknown): |k|^(d-1), scaled to the ball the samples reach.
+    Trajectory unknown = goldenAngleRadial2D(16, 30, 16);
+    unknown.readout_length = 0;
+    const std::vector<double> wu = radialDensityWeights(unknown, 2);
+    double sumu = 0;
+    for (double v : wu) sumu += v;
+    EXPECT_NEAR(sumu, kPi * 7.5 * 7.5, 1e-9 * sumu);
+    EXPECT_NEAR(weightRatio(wu, 0, 15), 1.0, 1e-12);
+    EXPECT_NEAR(weightRatio(wu, 8, 15), 0.5 / 7.5, 1e-12);
 }
