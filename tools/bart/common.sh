@@ -14,6 +14,28 @@ quality() {  # quality TRUTH IMAGE RESCALE -> "psnr error%"
         awk -v NT="$nt" -v RESCALE="$3" -f "$here/quality.awk"
 }
 
+# make_radial_data DIMS N SPOKES NOISE [TRAJ_FLAGS]: in the current folder, BART's single-coil radial data:
+#   traj        `bart traj -r [-3] TRAJ_FLAGS` (e.g. -c: spokes through k = 0)
+#   ksp_bart    `bart phantom -k -t traj` (+ `bart noise -s 1 -n NOISE` unless NOISE is 0)
+#   ksp_model   ksp_bart in our units (x N^d / C)
+#   truth       `bart phantom -x N`
+#   weights     BART's radial density weights (|k| in 2D, |k|^2 in 3D), for its adjoint
+make_radial_data() {
+    local dims=$1 n=$2 spokes=$3 noise=$4 flags=${5:-} three="" c
+    if [[ $dims == 3 ]]; then three="-3"; fi
+    bart traj -r $flags $three -x "$n" -y "$spokes" traj >/dev/null
+    bart phantom $three -k -t traj ksp_bart >/dev/null
+    if [[ $noise != 0 ]]; then
+        bart noise -s 1 -n "$noise" ksp_bart ksp_noisy >/dev/null
+        mv ksp_noisy.cfl ksp_bart.cfl; mv ksp_noisy.hdr ksp_bart.hdr
+    fi
+    bart phantom $three -x "$n" truth >/dev/null
+    c=$(bart_phantom_constant)
+    bart scale "$(echo "$(power "$n" "$dims") / $c" | bc -l)" ksp_bart ksp_model >/dev/null
+    bart rss 1 traj kabs >/dev/null
+    if [[ $dims == 3 ]]; then bart fmac kabs kabs weights >/dev/null; else cp kabs.cfl weights.cfl; cp kabs.hdr weights.hdr; fi
+}
+
 # make_multicoil_data DIMS N SPOKES COILS NOISE: in the current folder, BART's multi-coil simulation:
 #   traj        `bart traj -r` (2D: golden-ratio -G; 3D: kooshball -3)
 #   ksp_bart    `bart phantom -s COILS -k -t traj` (+ `bart noise -s 1 -n NOISE` unless NOISE is 0)

@@ -48,25 +48,15 @@ while [[ $# -gt 0 ]]; do
 done
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$work"
-three=""; zdim=1
-if [[ $dims == 3 ]]; then three="-3"; zdim=$n; fi
+zdim=1
+if [[ $dims == 3 ]]; then zdim=$n; fi
 
 # shellcheck source=common.sh
 source "$here/common.sh"  # quality, seconds, power, better, field
 
 # --- data, made by BART ---------------------------------------------------
-bart traj -r $three -x "$n" -y "$spokes" traj >/dev/null
-bart phantom $three -k -t traj ksp_bart >/dev/null
-if [[ $noise != 0 ]]; then
-    bart noise -s 1 -n "$noise" ksp_bart ksp_noisy >/dev/null
-    mv ksp_noisy.cfl ksp_bart.cfl; mv ksp_noisy.hdr ksp_bart.hdr
-fi
-bart phantom $three -x "$n" truth >/dev/null
+make_radial_data "$dims" "$n" "$spokes" "$noise"  # traj, ksp_bart, ksp_model, truth, weights
 C=$(bart_phantom_constant)
-bart scale "$(echo "$(power "$n" "$dims") / $C" | bc -l)" ksp_bart ksp_model >/dev/null
-# BART's radial density weights, used by its adjoint and in one of our gridding rows.
-bart rss 1 traj kabs >/dev/null
-if [[ $dims == 3 ]]; then bart fmac kabs kabs weights >/dev/null; else cp kabs.cfl weights.cfl; cp kabs.hdr weights.hdr; fi
 if [[ -z $ours_lambdas ]]; then
     for l in $pics_lambdas; do
         ours_lambdas+=" $(echo "scale=12; $l * $(power "$n" "$dims") / ($n * $spokes)" | bc -l | sed 's/^\./0./')"

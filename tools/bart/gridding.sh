@@ -27,22 +27,12 @@ done
 here=$(cd "$(dirname "$0")" && pwd)
 if [[ $cli == */* ]]; then cli=$(realpath "$cli"); fi
 cd "$work"
-three=""; zdim=1
-if [[ $dims == 3 ]]; then three="-3"; zdim=$n; fi
+zdim=1
+if [[ $dims == 3 ]]; then zdim=$n; fi
 # shellcheck source=common.sh
-source "$here/common.sh"  # quality, power, bart_phantom_constant
+source "$here/common.sh"  # make_radial_data, quality
 
-bart traj -r $dc $three -x "$n" -y "$spokes" traj >/dev/null
-bart phantom $three -k -t traj ksp_bart >/dev/null
-if [[ $noise != 0 ]]; then
-    bart noise -s 1 -n "$noise" ksp_bart ksp_noisy >/dev/null
-    mv ksp_noisy.cfl ksp_bart.cfl; mv ksp_noisy.hdr ksp_bart.hdr
-fi
-bart phantom $three -x "$n" truth >/dev/null
-C=$(bart_phantom_constant)
-bart scale "$(echo "$(power "$n" "$dims") / $C" | bc -l)" ksp_bart ksp_model >/dev/null
-bart rss 1 traj kabs >/dev/null
-if [[ $dims == 3 ]]; then bart fmac kabs kabs weights >/dev/null; else cp kabs.cfl weights.cfl; cp kabs.hdr weights.hdr; fi
+make_radial_data "$dims" "$n" "$spokes" "$noise" "$dc"  # traj, ksp_bart, ksp_model, truth, weights
 
 "$cli" recon --trajectory traj --kspace ksp_model --basis point --only gridding-kb --output ours.cfl --quiet
 "$cli" recon --trajectory traj --kspace ksp_model --basis point --only gridding-kb --density weights --output ours_ramp.cfl --quiet
