@@ -147,6 +147,17 @@ TEST(Trajectories, RadialDensityWeightsFollowTheSpokes) {
     EXPECT_NEAR(weightRatio(wh, 0, 1), 0.125 / 3, 1e-12);
     EXPECT_NEAR(weightRatio(wh, 2, 1), 4.0, 1e-12);
 
+    // Unequal spacing along the spoke (samples on the gradient's ramp, as in UTE): each weight is the
+    // density times its own cell, so wider cells weigh more. Positions 1/2, 3/2, 5/2, 9/2, 13/2.
+    Trajectory ramped;
+    ramped.dims = 2;
+    ramped.readout_length = 5;
+    for (double s : {0.5, 1.5, 2.5, 4.5, 6.5}) ramped.k.insert(ramped.k.end(), {s, 0.0, 0.0});
+    const std::vector<double> wr = radialDensityWeights(ramped, 2);
+    EXPECT_NEAR(weightRatio(wr, 2, 1), 2.5 * 1.5 / 1.5, 1e-12);  // [2, 7/2] against [1, 2]
+    EXPECT_NEAR(weightRatio(wr, 3, 1), 4.5 * 2.0 / 1.5, 1e-12);  // [7/2, 11/2]
+    EXPECT_NEAR(weightRatio(wr, 4, 1), 6.5 * 2.0 / 1.5, 1e-12);  // the end: [11/2, 15/2]
+
     // No spokes to follow (readout length unknown): |k|^(d-1), scaled to the ball the samples reach.
     Trajectory unknown = goldenAngleRadial2D(16, 30, 16);
     unknown.readout_length = 0;
