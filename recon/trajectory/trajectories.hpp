@@ -45,14 +45,14 @@ int nyquistReadouts(TrajectoryKind kind, int n);
 double radialUndersampling(const Trajectory& t, const Grid& grid);
 
 // Density weights of straight spokes through the centre, `dims`-dimensional: the radial density
-// |k|^(dims-1) times the sample's cell along the spoke (between the midpoints to its neighbours), the
-// midpoint rule for the smooth integrand r^(dims-1) g(r) (unequal spacing, as on a gradient's ramp,
-// included): second order, and better on BART's 3D phantoms
-// than each cell's exact shell share (r^2 + dr^2/12 in 3D: -0.25 dB at Nyquist). The cell around the
-// centre is the exception: |k|^(dims-1) vanishes there (and has a kink in 2D), so a sample at k = 0 gets
-// its cell's exact share instead of 0 (on spokes that sample k = 0, +3.6 dB in 2D and +1.9 dB in 3D over
-// the point value). Scaled so they add up to the volume of the ball the cells reach. Where the readouts
-// are not such spokes (or their length is unknown), the point value |k|^(dims-1), scaled likewise.
+// |k|^(dims-1) times the sample's cell along the spoke (between the midpoints to its neighbours, so
+// unequal spacing, as on a gradient's ramp, counts). That is the midpoint rule for the smooth integrand
+// r^(dims-1) g(r): second order, and better on BART's 3D phantoms than each cell's exact shell share
+// (r^2 + dr^2/12 in 3D: -0.25 dB at Nyquist). The cell around the centre is the exception: |k|^(dims-1)
+// vanishes there (and has a kink in 2D), so a sample at k = 0 gets its cell's exact share instead of 0
+// (on spokes that sample k = 0, +3.6 dB in 2D and +1.9 dB in 3D over the point value). Scaled so they add
+// up to the volume of the ball the cells reach. Where the readouts are not such spokes (or their length
+// is unknown), the point value |k|^(dims-1), scaled likewise.
 std::vector<double> radialDensityWeights(const Trajectory& t, int dims);
 
 }  // namespace recon
