@@ -84,13 +84,17 @@ int nyquistReadouts(TrajectoryKind kind, int n) {
 }
 
 namespace {
+double sampleRadius(const Trajectory& t, std::size_t m) {
+    return std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
+}
+
 // The positions along readout `first`'s line through the centre (k = s u, u the direction of its sample
 // farthest from the centre), in readout order; false when a sample lies off that line or all are at 0.
 bool spokePositions(const Trajectory& t, std::size_t first, std::size_t length, std::vector<double>& along) {
     std::array<double, 3> u{};
     double kmax = 0;
     for (std::size_t m = first; m < first + length; ++m) {
-        const double k = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
+        const double k = sampleRadius(t, m);
         if (k > kmax) {
             kmax = k;
             u = {t.kx(m) / k, t.ky(m) / k, t.kz(m) / k};
@@ -160,7 +164,7 @@ std::vector<double> radialDensityWeights(const Trajectory& t, int dims) {
     if (!cells) {  // no spokes to follow: the density's point value |k|^(dims-1)
         outer = 0;
         for (std::size_t m = 0; m < w.size(); ++m) {
-            const double k = std::sqrt(t.kx(m) * t.kx(m) + t.ky(m) * t.ky(m) + t.kz(m) * t.kz(m));
+            const double k = sampleRadius(t, m);
             w[m] = std::pow(k, dims - 1);
             outer = std::max(outer, k);
         }
